@@ -1,0 +1,431 @@
+#pragma once
+// The dispatch of one slot: the awaitable `HookSet::call<S>(args...)` returns.
+//
+// One state machine serves every mode x companion combination. `advance()` runs it
+// synchronously for as long as every default, hook and companion answers at once; that is
+// the whole dispatch when nothing is asynchronous (no coroutine frame, no allocation, no
+// suspension, all inside await_ready). When something hands back an awaitable, `advance()`
+// leaves it in `pending_` and the dispatch suspends into a small driver coroutine that awaits
+// it, stores the value and calls `advance()` again.
+
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <hookset/companions.hpp>
+#include <hookset/detail/awaitable.hpp>
+#include <hookset/detail/hook_shape.hpp>
+#include <hookset/detail/slot_state.hpp>
+#include <hookset/observer.hpp>
+#include <hookset/slot.hpp>
+#include <hookset/task.hpp>
+
+namespace hookset::detail {
+
+struct no_value {};
+
+template <class T>
+using value_slot = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
+
+// Normalises the three await_suspend return forms to the handle to resume next.
+template <class Awaiter>
+std::coroutine_handle<> suspend_into(Awaiter& awaiter, std::coroutine_handle<> waiting) {
+  using returned = decltype(awaiter.await_suspend(waiting));
+  if constexpr (std::is_void_v<returned>) {
+    awaiter.await_suspend(waiting);
+    return std::noop_coroutine();
+  } else if constexpr (std::is_same_v<returned, bool>) {
+    return awaiter.await_suspend(waiting) ? std::coroutine_handle<>(std::noop_coroutine()) : waiting;
+  } else {
+    return awaiter.await_suspend(waiting);
+  }
+}
+
+// The instance of companion C a dispatch calls: the one configured on the set if any (called
+// as const, it is shared), else one default-constructed for this dispatch.
+template <class C>
+class companion_instance {
+  static constexpr bool constructible = std::is_default_constructible_v<C>;
+  struct none {};
+
+ public:
+  void bind(const configured_companion<C>& configured) noexcept { configured_ = configured.instance.get(); }
+  bool usable() const noexcept { return constructible || configured_ != nullptr; }
+
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    if constexpr (std::is_invocable_v<F, const C&>) {
+      if (configured_) return std::forward<F>(f)(*configured_);
+    }
+    if constexpr (constructible) return std::forward<F>(f)(local_);
+    else return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+  }
+
+ private:
+  const C* configured_ = nullptr;
+  [[no_unique_address]] std::conditional_t<constructible, C, none> local_{};
+};
+template <>
+class companion_instance<void> {
+ public:
+  void bind(const configured_companion<void>&) noexcept {}
+  bool usable() const noexcept { return true; }
+};
+
+template <class S, class Params = typename slot_traits<S>::parameters>
+class dispatch;
+
+template <class S, class... A>
+class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
+  using traits = slot_traits<S>;
+  using result = typename traits::result;
+  using output = typename traits::output;
+  using state_type = slot_state<S>;
+  using entry = hook_entry<S>;
+
+  static constexpr bool is_void = traits::is_void;
+  // Slots whose hooks only feed the next hook (or the result): no per-output companion work.
+  static constexpr bool plain = !traits::has_chain && !traits::has_aggregate;
+  static constexpr bool separate_output = traits::has_aggregate || traits::has_finalize;
+
+  enum class stage : unsigned char { begin, after_head, hooks, after_hook, after_flow, exhausted,
+                                     after_sole, complete, done };
+  enum class awaiting : unsigned char { nothing, value, flow, output };
+
+ public:
+  template <class... Args>
+  explicit dispatch(const slot_storage<S>& storage, Args&&... args)
+      : args_(std::forward<Args>(args)...), storage_(&storage) {}
+
+  dispatch(dispatch&&) = default;  // movable until it starts (compilers may move awaiters)
+  dispatch& operator=(dispatch&&) = delete;
+  ~dispatch() {
+    if (holds_state_) state_type::release_ref(state_);
+  }
+
+  // Takes the snapshot and runs everything that completes synchronously.
+  bool await_ready() {
+    start();
+    sync_dispatch_scope scope;
+    try {
+      if (advance()) {
+        trace_end(nullptr);
+        return true;
+      }
+    } catch (...) {
+      trace_end(std::current_exception());
+      throw;
+    }
+    // Suspending: from here on the dispatch owns a reference to its hooks. Taken while the
+    // synchronous scope still protects the snapshot (it may already be parked).
+    if (state_) {
+      state_->acquire();
+      holds_state_ = true;
+    }
+    return false;
+  }
+
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> waiting) {
+    driver_.emplace(drive(this));
+    driver_awaiter_.emplace(get_awaiter(*driver_));
+    return suspend_into(*driver_awaiter_, waiting);
+  }
+
+  output await_resume() {
+    if (driver_awaiter_) driver_awaiter_->await_resume();  // rethrows what the driver threw
+    if constexpr (!std::is_void_v<output>) {
+      if constexpr (separate_output) return std::move(*output_);
+      else return std::move(*value_);
+    }
+  }
+
+ private:
+  // ---- the state machine ------------------------------------------------------------------
+
+  bool advance() {
+    for (;;) {
+      switch (stage_) {
+        case stage::begin:
+          if (hook_count_ == 0 && !traits::is_always) {
+            stage_ = stage::after_sole;
+            if (!produce_default()) return false;
+          } else if constexpr (traits::is_always) {
+            stage_ = stage::after_head;
+            if (!produce_default()) return false;
+          } else {
+            stage_ = stage::hooks;
+          }
+          break;
+
+        case stage::after_head:  // an Always slot's default output is in value_
+          if constexpr (traits::has_chain) {
+            stage_ = stage::after_flow;
+            if (!produce_flow()) return false;
+          } else {
+            collect();
+            stage_ = stage::hooks;
+          }
+          break;
+
+        case stage::hooks:
+          if constexpr (plain) {
+            // The hot loop: fold, void and singleton slots just run hook after hook.
+            while (next_hook_ != hook_count_)
+              if (!produce_hook()) return false;
+            stage_ = stage::complete;
+          } else if (next_hook_ == hook_count_) {
+            stage_ = stage::exhausted;
+          } else {
+            stage_ = stage::after_hook;
+            if (!produce_hook()) return false;
+          }
+          break;
+
+        case stage::after_hook:
+          if constexpr (traits::has_chain) {
+            stage_ = stage::after_flow;
+            if (!produce_flow()) return false;
+          } else {
+            collect();
+            stage_ = stage::hooks;
+          }
+          break;
+
+        case stage::after_flow:
+          collect();
+          stage_ = flow_ == Flow::Break ? stage::complete : stage::hooks;
+          break;
+
+        case stage::exhausted:
+          stage_ = stage::complete;
+          // Fallback + Chain: no hook broke, so the default has the last word.
+          if constexpr (traits::is_fallback && traits::has_chain && !traits::has_aggregate) {
+            if (!produce_default()) return false;
+          }
+          break;
+
+        case stage::after_sole:  // Fallback/Singleton without hooks: the default's output
+          if constexpr (traits::has_aggregate && !traits::has_output) {
+            stage_ = stage::done;  // returned directly, not aggregated
+            output_.emplace(std::move(*value_));
+            return true;
+          } else {
+            collect();
+            stage_ = stage::complete;
+          }
+          break;
+
+        case stage::complete:
+          stage_ = stage::done;
+          if (!produce_output()) return false;
+          return true;
+
+        case stage::done:
+          return true;
+      }
+    }
+  }
+
+  // Moves the newest output into the aggregate's list; nothing for other slots.
+  void collect() {
+    if constexpr (traits::has_aggregate) outputs_.push_back(std::move(*value_));
+  }
+
+  template <class F>
+  decltype(auto) with_args(F&& f) {
+    return std::apply([&](auto&... stored) -> decltype(auto) {
+      return std::forward<F>(f)(static_cast<arg_ref_t<A>>(stored)...);
+    }, args_);
+  }
+
+  template <class V>
+  void store_value(V&& v) {
+    value_ = std::forward<V>(v);
+  }
+
+  bool produce_default() {
+    if constexpr (default_call<S>::kind == call_kind::sync) {
+      if constexpr (is_void) with_args([](arg_ref_t<A>... a) { S::default_impl(a...); });
+      else store_value(with_args([](arg_ref_t<A>... a) -> decltype(auto) { return S::default_impl(a...); }));
+      return true;
+    } else {
+      pending_value_.emplace(with_args([](arg_ref_t<A>... a) {
+        return to_task<result>(S::default_impl(a...));
+      }));
+      awaiting_ = awaiting::value;
+      return false;
+    }
+  }
+
+  bool produce_hook() {
+    const entry& hook = hooks_[next_hook_++];
+    if (hook.sync) [[likely]] {
+      if constexpr (is_void) {
+        with_args([&](arg_ref_t<A>... a) { hook.sync(hook.object, a...); });
+      } else if constexpr (traits::is_fold) {
+        value_ = with_args([&](arg_ref_t<A>... a) { return hook.sync(hook.object, a..., std::move(value_)); });
+      } else {
+        value_ = with_args([&](arg_ref_t<A>... a) { return hook.sync(hook.object, a...); });
+      }
+      return true;
+    }
+    if constexpr (traits::is_fold)
+      pending_value_.emplace(with_args([&](arg_ref_t<A>... a) { return hook.async(hook.object, a..., std::move(value_)); }));
+    else
+      pending_value_.emplace(with_args([&](arg_ref_t<A>... a) { return hook.async(hook.object, a...); }));
+    awaiting_ = awaiting::value;
+    return false;
+  }
+
+  bool produce_flow() {
+    if constexpr (traits::has_chain) {
+      return chain_.visit([&](auto& chain) {
+        using verdict = decltype(chain(std::as_const(*value_)));
+        if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
+          flow_ = chain(std::as_const(*value_));
+          return true;
+        } else {
+          pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*value_))));
+          awaiting_ = awaiting::flow;
+          return false;
+        }
+      });
+    } else {
+      return true;
+    }
+  }
+
+  bool produce_output() {
+    if constexpr (traits::has_aggregate) {
+      return aggregate_.visit([&](auto& aggregate) { return produce_output_with(aggregate, std::move(outputs_)); });
+    } else if constexpr (traits::has_finalize) {
+      return finalize_.visit([&](auto& finalize) { return produce_output_with(finalize, std::move(*value_)); });
+    } else {
+      return true;  // the result is value_ itself
+    }
+  }
+
+  template <class Companion, class Input>
+  bool produce_output_with(Companion& companion, Input&& input) {
+    using produced = decltype(companion(std::forward<Input>(input)));
+    if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      output_.emplace(companion(std::forward<Input>(input)));
+      return true;
+    } else {
+      pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
+      awaiting_ = awaiting::output;
+      return false;
+    }
+  }
+
+  // The rest of a dispatch that had to wait: await what advance() left pending, feed it
+  // back, repeat.
+  static Task<void> drive(dispatch* self) {
+    try {
+      do {
+        switch (std::exchange(self->awaiting_, awaiting::nothing)) {
+          case awaiting::value: {
+            Task<result> pending = std::move(*self->pending_value_);
+            self->pending_value_.reset();
+            if constexpr (is_void) co_await std::move(pending);
+            else self->value_ = co_await std::move(pending);
+            break;
+          }
+          case awaiting::flow: {
+            if constexpr (traits::has_chain) {
+              Task<Flow> pending = std::move(*self->pending_flow_);
+              self->pending_flow_.reset();
+              self->flow_ = co_await std::move(pending);
+            }
+            break;
+          }
+          case awaiting::output: {
+            if constexpr (separate_output) {
+              Task<output> pending = std::move(*self->pending_output_);
+              self->pending_output_.reset();
+              self->output_.emplace(co_await std::move(pending));
+            }
+            break;
+          }
+          case awaiting::nothing:
+            break;
+        }
+      } while (!self->advance());
+    } catch (...) {
+      self->trace_end(std::current_exception());
+      throw;
+    }
+    self->trace_end(nullptr);
+  }
+
+  // ---- start and tracing ----------------------------------------------------------------------
+
+  void start() {
+    state_ = storage_->current();
+    if (state_) {
+      hooks_ = state_->hooks.data();
+      hook_count_ = state_->hooks.size();
+      if constexpr (traits::has_chain) chain_.bind(state_->chain);
+      if constexpr (traits::has_aggregate) aggregate_.bind(state_->aggregate);
+      if constexpr (traits::has_finalize) finalize_.bind(state_->finalize);
+    }
+    if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
+      throw std::logic_error("hookset: slot " + std::string(slot_name<S>) +
+                             ": a companion type that cannot be default-constructed must be "
+                             "configured with configure<Slot>(instance) before dispatching");
+    if (Observer* observer = current_observer()) [[unlikely]] {
+      observer_ = observer;
+      dispatch_id_ = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
+      observer->on_dispatch_begin(slot_name<S>, dispatch_id_);
+    }
+  }
+
+  void trace_end(std::exception_ptr error) noexcept {
+    if (observer_ && current_observer() == observer_) [[unlikely]] {
+      try {
+        observer_->on_dispatch_end(slot_name<S>, dispatch_id_, next_hook_, std::move(error));
+      } catch (...) {
+        // An observer must not change the outcome of the dispatch it watches.
+      }
+    }
+  }
+
+  // ---- data ---------------------------------------------------------------------------------
+
+  std::tuple<bound_t<A>...> args_;
+  const slot_storage<S>* storage_;
+  const state_type* state_ = nullptr;
+  const entry* hooks_ = nullptr;
+  std::size_t hook_count_ = 0;
+  std::size_t next_hook_ = 0;  // also the number of hooks invoked so far
+  stage stage_ = stage::begin;
+  awaiting awaiting_ = awaiting::nothing;
+  bool holds_state_ = false;
+  Flow flow_ = Flow::Continue;
+
+  [[no_unique_address]] value_slot<result> value_;  // `last` of fold slots, else the newest output
+  [[no_unique_address]] std::conditional_t<traits::has_aggregate, std::vector<result>, no_value> outputs_;
+  [[no_unique_address]] std::conditional_t<separate_output, std::optional<output>, no_value> output_;
+  [[no_unique_address]] companion_instance<typename traits::chain> chain_;
+  [[no_unique_address]] companion_instance<typename traits::aggregate> aggregate_;
+  [[no_unique_address]] companion_instance<typename traits::finalize> finalize_;
+
+  Observer* observer_ = nullptr;
+  std::uint64_t dispatch_id_ = 0;
+
+  std::optional<Task<result>> pending_value_;
+  [[no_unique_address]] std::conditional_t<traits::has_chain, std::optional<Task<Flow>>, no_value> pending_flow_;
+  [[no_unique_address]] std::conditional_t<separate_output, std::optional<Task<output>>, no_value> pending_output_;
+  std::optional<Task<void>> driver_;
+  std::optional<decltype(get_awaiter(std::declval<Task<void>&>()))> driver_awaiter_;
+};
+
+}  // namespace hookset::detail

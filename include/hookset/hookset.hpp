@@ -1,0 +1,9 @@
+#pragma once
+// hookset: named, typed, pluggable async function slots. One include for the core API.
+
+#include <hookset/companions.hpp>
+#include <hookset/hook_id.hpp>
+#include <hookset/hook_set.hpp>
+#include <hookset/observer.hpp>
+#include <hookset/slot.hpp>
+#include <hookset/task.hpp>

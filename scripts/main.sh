@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# hookset's main job: Release builds (-O2 -DNDEBUG) of the examples and benchmarks with GCC and
+# Clang, then runs every example and the benchmarks.
+#
+#   bash scripts/main.sh
+#
+# Installs missing Debian packages first (when root). Build trees: build/release-gcc and
+# build/release-clang. The benchmark table comes from benchmarks/report.py when it exists
+# (`python3 benchmarks/report.py build/release-gcc build/release-clang`); otherwise every
+# benchmark program is run and its output printed. Exit status is non-zero if anything failed.
+#
+# Warnings are not errors here (HOOKSET_WERROR=OFF): this job is the demo, and an optimiser-only
+# false-positive warning should not stop it. scripts/test.sh is the strict gate.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+source scripts/deps.sh
+if [ -f benchmarks/report.py ] && ! command -v python3 >/dev/null 2>&1; then
+  hookset_deps python3
+else
+  hookset_deps
+fi
+
+pick() { for c in "$@"; do if command -v "$c" >/dev/null 2>&1; then echo "$c"; return; fi; done; echo "$1"; }
+GCC=${HOOKSET_GCC:-$(pick g++-12 g++)}
+CLANG=${HOOKSET_CLANG:-$(pick clang++-14 clang++)}
+JOBS=${HOOKSET_JOBS:-2}
+
+failed=0
+summary=()
+built_dirs=()
+script_start=$SECONDS
+
+for entry in "gcc:$GCC" "clang:$CLANG"; do
+  name=release-${entry%%:*}
+  cxx=${entry#*:}
+  dir=build/$name
+  t0=$SECONDS
+  echo
+  echo "================ [$name] build with $cxx ================"
+  configure=(cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx"
+             -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG"
+             -DHOOKSET_BUILD_TESTS=OFF -DHOOKSET_BUILD_EXAMPLES=ON -DHOOKSET_BUILD_BENCHMARKS=ON
+             -DHOOKSET_WERROR=OFF -DHOOKSET_SANITIZE=)
+  if ! "${configure[@]}" >/dev/null 2>&1; then
+    rm -rf "$dir"   # e.g. a stale cache from another compiler: start clean once
+    if ! "${configure[@]}"; then
+      summary+=("[$name] FAILED at configure"); failed=1; continue
+    fi
+  fi
+  if cmake --build "$dir" -j "$JOBS" -- -k 0; then
+    summary+=("[$name] build ok ($((SECONDS - t0))s)")
+  else
+    summary+=("[$name] build FAILED ($((SECONDS - t0))s)"); failed=1
+  fi
+  built_dirs+=("$dir")
+done
+
+# Every example, from each build.
+for dir in "${built_dirs[@]}"; do
+  [ -f "$dir/examples/examples.list" ] || continue
+  while IFS= read -r exe; do
+    [ -n "$exe" ] || continue
+    echo
+    echo "================ example $(basename "$exe") [$(basename "$dir")] ================"
+    if [ ! -x "$exe" ]; then
+      echo "(not built)"; summary+=("[$(basename "$dir")] example $(basename "$exe") NOT BUILT"); failed=1
+    elif "$exe" </dev/null; then
+      summary+=("[$(basename "$dir")] example $(basename "$exe") ok")
+    else
+      rc=$?; summary+=("[$(basename "$dir")] example $(basename "$exe") FAILED (exit $rc)"); failed=1
+    fi
+  done <"$dir/examples/examples.list"
+done
+
+# Benchmarks.
+echo
+echo "================ benchmarks ================"
+if [ -f benchmarks/report.py ]; then
+  if python3 benchmarks/report.py "${built_dirs[@]}"; then
+    summary+=("benchmarks/report.py ok")
+  else
+    summary+=("benchmarks/report.py FAILED"); failed=1
+  fi
+else
+  for dir in "${built_dirs[@]}"; do
+    [ -f "$dir/benchmarks/benchmarks.list" ] || continue
+    while IFS= read -r exe; do
+      [ -n "$exe" ] || continue
+      echo
+      echo "---------------- $(basename "$exe") [$(basename "$dir")] ----------------"
+      if [ -x "$exe" ] && "$exe" </dev/null; then
+        summary+=("[$(basename "$dir")] benchmark $(basename "$exe") ok")
+      else
+        summary+=("[$(basename "$dir")] benchmark $(basename "$exe") FAILED"); failed=1
+      fi
+    done <"$dir/benchmarks/benchmarks.list"
+  done
+fi
+
+echo
+echo "================ summary ($((SECONDS - script_start))s total) ================"
+printf '%s\n' "${summary[@]}"
+if [ "$failed" -ne 0 ]; then
+  echo "[main.sh] FAILED"
+  exit 1
+fi
+echo "[main.sh] ok"
