@@ -12,7 +12,7 @@
 # Warnings are not errors here (HOOKSET_WERROR=OFF): this job is the demo, and an optimiser-only
 # false-positive warning should not stop it. scripts/test.sh is the strict gate.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 source scripts/deps.sh
 if [ -f benchmarks/report.py ] && ! command -v python3 >/dev/null 2>&1; then

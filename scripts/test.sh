@@ -16,7 +16,7 @@
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
 # present, else g++ / clang++); HOOKSET_JOBS the parallelism (default 2).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 source scripts/deps.sh
 hookset_deps
@@ -52,7 +52,7 @@ stage() {
       return
     fi
   fi
-  grep -E '^-- hookset:|Warning|Error' "$log-configure.log" || true
+  grep -v -E '^-- (Configuring done|Generating done|Build files have)' "$log-configure.log" || true
   local t_configure=$((SECONDS - t0))
 
   # -k 0: build everything that can be built, so one broken file does not hide the other results.

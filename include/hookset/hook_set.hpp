@@ -100,7 +100,9 @@ struct hook_holding {
   static constexpr bool owned = true;
   template <class H>
   static std::shared_ptr<const void> hold(H&& hook, void*& object) {
-    if constexpr (std::is_pointer_v<value_type> || std::is_member_pointer_v<value_type>)
+    // (A function reference decays to a pointer that cannot be null: nothing to check.)
+    if constexpr ((std::is_pointer_v<value_type> || std::is_member_pointer_v<value_type>) &&
+                  !std::is_function_v<std::remove_reference_t<H>>)
       if (hook == nullptr) throw std::invalid_argument("hookset: cannot register a null hook");
     auto owner = std::make_shared<const value_type>(std::forward<H>(hook));
     object = const_cast<value_type*>(owner.get());  // called only through `const value_type&`
@@ -304,7 +306,7 @@ class HookSet {
 
  private:
 
-  static constexpr bool valid_ = detail::validate_hook_set<Members...>();
+  static_assert(detail::validate_hook_set<Members...>());
 
   template <class S, class C>
   static constexpr bool callable_as_const() {

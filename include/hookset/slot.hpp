@@ -71,36 +71,60 @@ struct Slot<R(Args...), Options...> : detail::slot_base {
   using parameter_types = boost::mp11::mp_list<Args...>;
   using option_types = boost::mp11::mp_list<Options...>;
 
- private:
-  using options_ = boost::mp11::mp_list<Options...>;
-  template <template <class> class P>
-  static constexpr std::size_t count_ = detail::option_count<options_, P>;
-  static constexpr bool has_companion_ = boost::mp11::mp_any_of<options_, detail::is_companion>::value;
-
-  static_assert(!std::is_reference_v<R>,
-                "hookset: a slot's result type must be a value type or void, not a reference");
-  static_assert(boost::mp11::mp_all_of<options_, detail::is_known_option>::value,
-                "hookset: unknown slot option: options are one mode (hookset::Always, "
-                "hookset::Fallback, hookset::Singleton) and the companions hookset::Chain<C>, "
-                "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>");
-  static_assert(count_<detail::is_mode> == 1,
-                "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback or "
-                "hookset::Singleton");
-  static_assert(count_<detail::is_chain> <= 1 && count_<detail::is_aggregate> <= 1 &&
-                    count_<detail::is_finalize> <= 1 && count_<detail::is_output> <= 1,
-                "hookset: each companion option may be given once per slot");
-  static_assert(!(count_<detail::is_aggregate> == 1 && count_<detail::is_finalize> == 1),
-                "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
-  static_assert(count_<detail::is_output> == 0 || count_<detail::is_aggregate> == 1 ||
-                    count_<detail::is_finalize> == 1,
-                "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
-  static_assert(!(has_companion_ && boost::mp11::mp_contains<options_, Singleton>::value),
-                "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
-  static_assert(!(has_companion_ && std::is_void_v<R>),
-                "hookset: a void slot takes no companion (there are no outputs to combine)");
 };
 
 namespace detail {
+
+// The rules a slot's options follow. Checked where a HookSet holding the slot is used (its
+// template argument names the slot in the compiler's context lines); the base Slot<> itself
+// cannot name the deriving slot.
+template <class Options>
+struct option_rules {
+  template <template <class> class P>
+  static constexpr std::size_t count = option_count<Options, P>;
+  static constexpr bool has_companion = mp::mp_any_of<Options, is_companion>::value;
+
+  static constexpr bool known = mp::mp_all_of<Options, is_known_option>::value;
+  static constexpr bool one_mode = count<is_mode> == 1;
+  static constexpr bool companions_once = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
+                                          count<is_finalize> <= 1 && count<is_output> <= 1;
+  static constexpr bool exclusive = !(count<is_aggregate> == 1 && count<is_finalize> == 1);
+  static constexpr bool output_produced =
+      count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
+  static constexpr bool singleton_alone = !(has_companion && mp::mp_contains<Options, Singleton>::value);
+  static constexpr bool all = known && one_mode && companions_once && exclusive && output_produced &&
+                              singleton_alone;
+};
+
+template <class Slot>
+constexpr bool report_slot_options() {
+  using rules = option_rules<typename Slot::option_types>;
+  using result = typename Slot::result_type;
+  static_assert(!std::is_reference_v<result>,
+                "hookset: a slot's result type must be a value type or void, not a reference");
+  static_assert(rules::known,
+                "hookset: unknown slot option: options are one mode (hookset::Always, "
+                "hookset::Fallback, hookset::Singleton) and the companions hookset::Chain<C>, "
+                "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>");
+  static_assert(!rules::known || rules::one_mode,
+                "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback or "
+                "hookset::Singleton");
+  static_assert(rules::companions_once, "hookset: each companion option may be given once per slot");
+  static_assert(rules::exclusive,
+                "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
+  static_assert(rules::output_produced,
+                "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
+  static_assert(rules::singleton_alone,
+                "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
+  static_assert(!(rules::has_companion && std::is_void_v<result>),
+                "hookset: a void slot takes no companion (there are no outputs to combine)");
+  return false;
+}
+
+template <class S>
+inline constexpr bool slot_options_ok =
+    option_rules<typename S::option_types>::all && !std::is_reference_v<typename S::result_type> &&
+    !(option_rules<typename S::option_types>::has_companion && std::is_void_v<typename S::result_type>);
 
 template <class S>
 constexpr std::string_view slot_name_of() noexcept {
@@ -121,7 +145,7 @@ struct slot_traits {
   using result = typename S::result_type;
   using parameters = typename S::parameter_types;
   using options = typename S::option_types;
-  using mode = mp::mp_front<mp::mp_copy_if<options, is_mode>>;
+  using mode = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_mode>, void>>;
   using chain = option_type<options, is_chain>;
   using aggregate = option_type<options, is_aggregate>;
   using finalize = option_type<options, is_finalize>;

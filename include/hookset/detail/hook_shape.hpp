@@ -146,19 +146,20 @@ constexpr bool report_hook_shape() {
                 "hookset: an owned hook is called as const, but this hook's call operator is "
                 "not const: make it const, keep mutable state in hookset::Stateful<T>, or "
                 "register std::ref(hook) or a std::shared_ptr to it");
-  if constexpr (!needs_mutable) {
-    if constexpr (traits::is_fold) {
-      static_assert(calls::template callable_with_last<Hook> ||
-                        !calls::template callable_without_last<Hook>,
-                    "hookset: this slot folds `last`: the hook must take the slot's arguments "
-                    "followed by `std::optional<R> last` (see ExpectedCall)");
-    } else {
-      static_assert(calls::template callable_without_last<Hook> ||
-                        !calls::template callable_with_last<Hook>,
-                    "hookset: this slot does not fold `last` (Singleton, Chain, Aggregate or void "
-                    "slot): the hook must take only the slot's arguments, without a trailing "
-                    "std::optional<R> (see ExpectedCall)");
-    }
+  constexpr bool wrong_last =
+      traits::is_fold ? !calls::template callable_with_last<Hook> && calls::template callable_without_last<Hook>
+                      : !calls::template callable_without_last<Hook> && calls::template callable_with_last<Hook>;
+  if constexpr (needs_mutable) {
+  } else if constexpr (wrong_last && traits::is_fold) {
+    static_assert(!wrong_last,
+                  "hookset: this slot folds `last`: the hook must take the slot's arguments "
+                  "followed by `std::optional<R> last` (see ExpectedCall)");
+  } else if constexpr (wrong_last) {
+    static_assert(!wrong_last,
+                  "hookset: this slot does not fold `last` (Singleton, Chain, Aggregate or void "
+                  "slot): the hook must take only the slot's arguments, without a trailing "
+                  "std::optional<R> (see ExpectedCall)");
+  } else {
     static_assert(calls::template kind<Hook> != call_kind::invalid,
                   "hookset: the hook must be callable as ExpectedCall and return the slot's "
                   "result type R, hookset::Task<R> or another awaitable of R");
@@ -251,11 +252,14 @@ constexpr bool companions_ok() {
 template <class S>
 constexpr bool check_slot() {
   using traits = slot_traits<S>;
-  if constexpr (default_call<S>::kind == call_kind::invalid)
+  if constexpr (!slot_options_ok<S>) {
+    report_slot_options<S>();
+    return false;
+  } else if constexpr (default_call<S>::kind == call_kind::invalid)
     report_default_shape<S, typename default_call<S>::expected_call>();
-  if constexpr (!companions_ok<S>())
+  else if constexpr (!companions_ok<S>())
     report_companion_shapes<S, typename traits::result, typename traits::output>();
-  return default_call<S>::kind != call_kind::invalid && companions_ok<S>();
+  return slot_options_ok<S> && default_call<S>::kind != call_kind::invalid && companions_ok<S>();
 }
 
 }  // namespace hookset::detail
