@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include <hookset/companions.hpp>
 #include <hookset/slot.hpp>
 
 namespace app {
