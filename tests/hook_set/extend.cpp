@@ -32,7 +32,7 @@ auto append(std::string name) {
   return [name](std::optional<std::string> last) { return *last + "," + name; };
 }
 template <class S>
-std::string run(const Set& set) { return hookset::sync_wait(set.call<S>()); }
+auto run(const Set& set) { return hookset::sync_wait(set.call<S>()); }
 
 std::vector<std::string> warnings_of(const test_support::RecordingObserver& observer) {
   std::vector<std::string> found;
