@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/hana/at.hpp>
 #include <boost/hana/for_each.hpp>
@@ -77,6 +78,16 @@ constexpr bool report_invalid_member() {
                 "Mode, ...>) and nested HookSets");
   return false;
 }
+template <class S, class Target>
+using implements_slot_t = mp::mp_bool<implements_slot<S, Target>>;
+
+template <class Object, class Set>
+constexpr bool report_implements_nothing() {
+  static_assert(sizeof(Object) == 0,
+                "hookset: add_hooks(object): the object implements no slot of this HookSet; a slot "
+                "S is implemented by a call operator taking S first: object(S, args..., [last])");
+  return false;
+}
 template <class Slot, class Companion>
 constexpr bool report_not_a_companion() {
   static_assert(sizeof(Slot) == 0,
@@ -129,17 +140,18 @@ struct hook_holding<std::shared_ptr<T>> {
   }
 };
 
-template <class S, class Hook>
-hook_entry<S> make_hook_entry(Hook&& hook, Priority priority) {
-  using holding = hook_holding<std::remove_cvref_t<Hook>>;
-  using target = typename holding::target;
+// An entry calling `object` (of type Target, kept alive by `owner`) for slot S; Tag is {S} for
+// the adapters of a multi-slot object.
+template <class S, class Target, class... Tag>
+hook_entry<S> make_hook_entry(void* object, std::shared_ptr<const void> owner, Priority priority) {
   using calls = hook_calls<S>;
   hook_entry<S> entry;
-  entry.owner = holding::hold(std::forward<Hook>(hook), entry.object);
-  if constexpr (calls::template kind<target> == call_kind::sync)
-    entry.sync = &calls::template call_sync<target>;
+  entry.object = object;
+  entry.owner = std::move(owner);
+  if constexpr (calls::template kind<Target, Tag...> == call_kind::sync)
+    entry.sync = &calls::template call_sync<Target, Tag...>;
   else
-    entry.async = &calls::template call_async<target>;
+    entry.async = &calls::template call_async<Target, Tag...>;
   entry.priority = priority.value;
   entry.id = HookId::next();
   return entry;
@@ -200,7 +212,9 @@ class HookSet {
         detail::report_hook_shape<S, typename detail::hook_calls<S>::expected_call, target>();
         return {};
       } else {
-        auto entry = detail::make_hook_entry<S>(std::forward<Hook>(hook), priority);
+        void* object = nullptr;
+        auto owner = detail::hook_holding<std::remove_cvref_t<Hook>>::hold(std::forward<Hook>(hook), object);
+        auto entry = detail::make_hook_entry<S, target>(object, std::move(owner), priority);
         const HookId id = entry.id;
         insert_hook<S>(std::move(entry));
         return id;
@@ -211,6 +225,50 @@ class HookSet {
   template <class S, class Hook>
   HookSet&& with(Hook&& hook, Priority priority = {}) && {
     add<S>(std::forward<Hook>(hook), priority);
+    return std::move(*this);
+  }
+
+  // Registers `object` for every slot of this set, nested sets included, that it implements
+  // with a call operator taking the slot first: `object(S{}, args..., [last])`, in the slot's
+  // hook shape. The object is stored once (owned, std::ref-borrowed or std::shared_ptr-shared,
+  // as with add) and each slot gets a light adapter to it. A generic catch-all call operator
+  // matches every slot. Returns the ids of the registrations, in the set's slot order.
+  template <class Object>
+  std::vector<HookId> add_hooks(Object&& object, Priority priority = {}) {
+    namespace mp = boost::mp11;
+    using target = typename detail::hook_holding<std::remove_cvref_t<Object>>::target;
+    using implemented = mp::mp_copy_if_q<slots, mp::mp_bind_back<detail::implements_slot_t, target>>;
+    if constexpr (mp::mp_empty<implemented>::value) {
+      detail::report_implements_nothing<std::remove_cvref_t<Object>, HookSet>();
+      return {};
+    } else {
+      void* raw = nullptr;
+      auto owner = detail::hook_holding<std::remove_cvref_t<Object>>::hold(std::forward<Object>(object), raw);
+      std::vector<HookId> ids;
+      ids.reserve(mp::mp_size<implemented>::value);
+      try {
+        mp::mp_for_each<mp::mp_transform<mp::mp_identity, implemented>>([&](auto slot) {
+          using S = typename decltype(slot)::type;
+          if constexpr (!detail::hook_shape_ok<S, target, S>) {
+            detail::report_hook_shape<S, typename detail::hook_calls<S>::expected_call, target, S>();
+          } else {
+            auto entry = detail::make_hook_entry<S, target, S>(raw, owner, priority);
+            const HookId id = entry.id;
+            insert_hook<S>(std::move(entry));
+            ids.push_back(id);
+          }
+        });
+      } catch (...) {
+        for (HookId id : ids) remove(id);  // all or nothing
+        throw;
+      }
+      return ids;
+    }
+  }
+
+  template <class Object>
+  HookSet&& with_hooks(Object&& object, Priority priority = {}) && {
+    add_hooks(std::forward<Object>(object), priority);
     return std::move(*this);
   }
 

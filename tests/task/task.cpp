@@ -31,19 +31,35 @@ void note_free(void* block) noexcept {
 
 }  // namespace
 
-void* operator new(std::size_t size) {
+// The whole unaligned family is replaced, so every block is malloc'ed and free'd here (a
+// sanitizer's own operator new would otherwise pair with our delete).
+namespace {
+void* counted_malloc(std::size_t size) noexcept {
   ++heap_allocations;
-  if (void* block = std::malloc(size == 0 ? 1 : size)) return block;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* counted_malloc_or_throw(std::size_t size) {
+  if (void* block = counted_malloc(size)) return block;
   throw std::bad_alloc();
 }
-void operator delete(void* block) noexcept {
+void counted_free(void* block) noexcept {
   note_free(block);
   std::free(block);
 }
-void operator delete(void* block, std::size_t) noexcept {
-  note_free(block);
-  std::free(block);
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
 }
+void operator delete(void* block) noexcept { counted_free(block); }
+void operator delete[](void* block) noexcept { counted_free(block); }
+void operator delete(void* block, const std::nothrow_t&) noexcept { counted_free(block); }
+void operator delete[](void* block, const std::nothrow_t&) noexcept { counted_free(block); }
+void operator delete(void* block, std::size_t) noexcept { counted_free(block); }
+void operator delete[](void* block, std::size_t) noexcept { counted_free(block); }
 
 using hookset::Task;
 using hookset::sync_wait;

@@ -35,20 +35,6 @@ struct no_value {};
 template <class T>
 using value_slot = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
 
-// Normalises the three await_suspend return forms to the handle to resume next.
-template <class Awaiter>
-std::coroutine_handle<> suspend_into(Awaiter& awaiter, std::coroutine_handle<> waiting) {
-  using returned = decltype(awaiter.await_suspend(waiting));
-  if constexpr (std::is_void_v<returned>) {
-    awaiter.await_suspend(waiting);
-    return std::noop_coroutine();
-  } else if constexpr (std::is_same_v<returned, bool>) {
-    return awaiter.await_suspend(waiting) ? std::coroutine_handle<>(std::noop_coroutine()) : waiting;
-  } else {
-    return awaiter.await_suspend(waiting);
-  }
-}
-
 // The instance of companion C a dispatch calls: the one configured on the set if any (called
 // as const, it is shared), else one default-constructed for this dispatch.
 template <class C>
@@ -133,10 +119,12 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
     return false;
   }
 
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> waiting) {
+  // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
+  // stack-depth guarantees hold for a dispatch as for a Task).
+  auto await_suspend(std::coroutine_handle<> waiting) {
     driver_.emplace(drive(this));
     driver_awaiter_.emplace(get_awaiter(*driver_));
-    return suspend_into(*driver_awaiter_, waiting);
+    return driver_awaiter_->await_suspend(waiting);
   }
 
   output await_resume() {

@@ -99,23 +99,27 @@ struct hook_calls<S, mp::mp_list<A...>, mp::mp_list<Last...>> {
   // The call shape a hook must have, spelled as a function type for diagnostics.
   using expected_call = result(arg_ref_t<A>..., Last...);
 
-  // Target: const H for an owned hook, H for a borrowed (std::ref) or shared one.
-  template <class Target>
-  static constexpr call_kind kind = call_kind_of<result, Target&, arg_ref_t<A>..., Last&&...>();
+  // Target: const H for an owned hook, H for a borrowed (std::ref) or shared one. Tag: empty
+  // for a hook registered with add<S>, {S} for a multi-slot object registered with add_hooks,
+  // which is called as `object(S{}, args..., [last])`.
+  template <class Target, class... Tag>
+  static constexpr call_kind kind = call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&...>();
 
-  template <class Target>
-  static constexpr bool callable_with_last =
-      std::is_invocable_v<Target&, arg_ref_t<A>..., std::optional<result>&&>;
-  template <class Target>
-  static constexpr bool callable_without_last = std::is_invocable_v<Target&, arg_ref_t<A>...>;
+  template <class Target, class... Tag>
+  static constexpr bool callable_with_last = [] {
+    if constexpr (std::is_void_v<result>) return false;  // no `last` exists for void slots
+    else return std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&>;
+  }();
+  template <class Target, class... Tag>
+  static constexpr bool callable_without_last = std::is_invocable_v<Target&, Tag..., arg_ref_t<A>...>;
 
-  template <class Target>
+  template <class Target, class... Tag>
   static result call_sync(void* object, arg_ref_t<A>... args, Last&&... last) {
-    return (*static_cast<Target*>(object))(args..., std::move(last)...);
+    return (*static_cast<Target*>(object))(Tag{}..., args..., std::move(last)...);
   }
-  template <class Target>
+  template <class Target, class... Tag>
   static Task<result> call_async(void* object, arg_ref_t<A>... args, Last&&... last) {
-    return to_task<result>((*static_cast<Target*>(object))(args..., std::move(last)...));
+    return to_task<result>((*static_cast<Target*>(object))(Tag{}..., args..., std::move(last)...));
   }
 };
 
@@ -134,21 +138,22 @@ struct hook_entry {
 
 // The diagnostic for a hook of the wrong shape. Its template arguments print the slot, the call
 // shape it expects and the hook's type in the compiler's "required from" lines.
-template <class Slot, class ExpectedCall, class Hook>
+template <class Slot, class ExpectedCall, class Hook, class... Tag>
 constexpr bool report_hook_shape() {
   using traits = slot_traits<Slot>;
   using calls = hook_calls<Slot>;
   using mutable_hook = std::remove_const_t<Hook>;
   constexpr bool needs_mutable = std::is_const_v<Hook> &&
-                                 calls::template kind<Hook> == call_kind::invalid &&
-                                 calls::template kind<mutable_hook> != call_kind::invalid;
+                                 calls::template kind<Hook, Tag...> == call_kind::invalid &&
+                                 calls::template kind<mutable_hook, Tag...> != call_kind::invalid;
   static_assert(!needs_mutable,
                 "hookset: an owned hook is called as const, but this hook's call operator is "
                 "not const: make it const, keep mutable state in hookset::Stateful<T>, or "
                 "register std::ref(hook) or a std::shared_ptr to it");
   constexpr bool wrong_last =
-      traits::is_fold ? !calls::template callable_with_last<Hook> && calls::template callable_without_last<Hook>
-                      : !calls::template callable_without_last<Hook> && calls::template callable_with_last<Hook>;
+      traits::is_fold
+          ? !calls::template callable_with_last<Hook, Tag...> && calls::template callable_without_last<Hook, Tag...>
+          : !calls::template callable_without_last<Hook, Tag...> && calls::template callable_with_last<Hook, Tag...>;
   if constexpr (needs_mutable) {
   } else if constexpr (wrong_last && traits::is_fold) {
     static_assert(!wrong_last,
@@ -160,15 +165,23 @@ constexpr bool report_hook_shape() {
                   "slot): the hook must take only the slot's arguments, without a trailing "
                   "std::optional<R> (see ExpectedCall)");
   } else {
-    static_assert(calls::template kind<Hook> != call_kind::invalid,
+    static_assert(calls::template kind<Hook, Tag...> != call_kind::invalid,
                   "hookset: the hook must be callable as ExpectedCall and return the slot's "
                   "result type R, hookset::Task<R> or another awaitable of R");
   }
   return false;
 }
 
+template <class S, class Target, class... Tag>
+inline constexpr bool hook_shape_ok = hook_calls<S>::template kind<Target, Tag...> != call_kind::invalid;
+
+// Whether a multi-slot object means to implement S: it can be called with S first, in either
+// shape (a wrong shape is then reported, not silently skipped).
 template <class S, class Target>
-inline constexpr bool hook_shape_ok = hook_calls<S>::template kind<Target> != call_kind::invalid;
+inline constexpr bool implements_slot = hook_calls<S>::template callable_with_last<Target, S> ||
+                                        hook_calls<S>::template callable_without_last<Target, S> ||
+                                        hook_calls<S>::template callable_with_last<std::remove_const_t<Target>, S> ||
+                                        hook_calls<S>::template callable_without_last<std::remove_const_t<Target>, S>;
 
 // ---------------------------------------------------------------------------------------------
 // Defaults and companions
