@@ -869,7 +869,7 @@ TEST_CASE("a configured companion is used instead of a default-constructed one (
   CountedChain::default_constructions = 0;
   REQUIRE(sync_wait(set.call<CountedChainSlot>(2)) == 2);
   REQUIRE(log == Log{"default(1)", "counted chain 0(1)", "default(2)", "counted chain 42(2)"});
-  CHECK(CountedChain::default_constructions == 0);
+  REQUIRE(CountedChain::default_constructions == 0);
 }
 
 TEST_CASE("a chain type that cannot be default-constructed: dispatch without configure throws logic_error naming the slot") {

@@ -36,7 +36,7 @@ template <class T>
 using value_slot = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
 
 // The instance of companion C a dispatch calls: the one configured on the set if any (called
-// as const, it is shared), else one default-constructed for this dispatch.
+// as const, it is shared), else one default-constructed for this dispatch - only then.
 template <class C>
 class companion_instance {
   static constexpr bool constructible = std::is_default_constructible_v<C>;
@@ -51,13 +51,17 @@ class companion_instance {
     if constexpr (std::is_invocable_v<F, const C&>) {
       if (configured_) return std::forward<F>(f)(*configured_);
     }
-    if constexpr (constructible) return std::forward<F>(f)(local_);
-    else return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    if constexpr (constructible) {
+      if (!local_) local_.emplace();
+      return std::forward<F>(f)(*local_);
+    } else {
+      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    }
   }
 
  private:
   const C* configured_ = nullptr;
-  [[no_unique_address]] std::conditional_t<constructible, C, none> local_{};
+  [[no_unique_address]] std::conditional_t<constructible, std::optional<C>, none> local_;
 };
 template <>
 class companion_instance<void> {
