@@ -389,7 +389,7 @@ TEST_CASE("Always+Chain: Break on the default returns it and no hook runs") {
   REQUIRE(log == Log{"default(-1)", "chain(-1)"});
 }
 
-TEST_CASE("Always+Chain: hooks run without last after the default; the first Break wins") {
+TEST_CASE("Always+Chain: hooks run without last after the default, the first Break wins") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysChain>(hook("h1", 10));
@@ -587,7 +587,7 @@ TEST_CASE("Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later 
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(-20)", "aggregate{10,-20}"});
 }
 
-TEST_CASE("Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook outputs); the default is NOT run") {
+TEST_CASE("Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook outputs), the default is NOT run") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackChainAggregate>(hook("h1", 10));
@@ -625,7 +625,7 @@ TEST_CASE("Always+Finalize with hooks: the hooks fold with last as in Always, th
   REQUIRE(log == Log{"default(3)", "h1(3, last=3)", "h2(3, last=31)", "finalize(312)"});
 }
 
-TEST_CASE("Fallback+Finalize: finalize(default) without hooks; with hooks finalize(fold from nullopt)") {
+TEST_CASE("Fallback+Finalize: finalize(default) without hooks, with hooks finalize(fold from nullopt)") {
   Log& log = fresh_log();
   Set set;
   REQUIRE(sync_wait(set.call<FallbackFinalize>(4)) == 1004);
@@ -816,7 +816,7 @@ TEST_CASE("an async chain companion that suspends, resumed from another thread")
 // Configured companions
 // ================================================================================================
 
-TEST_CASE("configure<S>(chain): the configured instance's state decides; configuring again replaces it silently") {
+TEST_CASE("configure<S>(chain): the configured instance's state decides, configuring again replaces it silently") {
   Log& log = fresh_log();
   WarningRecorder recorder;
   ScopedObserver scoped(&recorder);
@@ -923,7 +923,7 @@ TEST_CASE("aggregate and finalize types that cannot be default-constructed must 
 // Companion exceptions
 // ================================================================================================
 
-TEST_CASE("an exception from a chain companion propagates; later hooks do not run; the set stays usable") {
+TEST_CASE("an exception from a chain companion propagates, later hooks do not run, the set stays usable") {
   Log& log = fresh_log();
   Set set;
   set.add<ChainThrows>(hook("h1", 13));

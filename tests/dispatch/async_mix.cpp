@@ -357,7 +357,7 @@ TEST_CASE("Always: coroutine and synchronous hooks mix in every position, with a
   }
 }
 
-TEST_CASE("Fallback: coroutine and synchronous hooks mix in every position; the async default never runs") {
+TEST_CASE("Fallback: coroutine and synchronous hooks mix in every position, the async default never runs") {
   for (int pattern = 0; pattern < 8; ++pattern) {
     INFO("pattern " << pattern);
     Log& log = fresh_log();
@@ -372,7 +372,7 @@ TEST_CASE("Fallback: coroutine and synchronous hooks mix in every position; the 
   }
 }
 
-TEST_CASE("void Always: coroutine and synchronous hooks mix; async default first") {
+TEST_CASE("void Always: coroutine and synchronous hooks mix, async default first") {
   Log& log = fresh_log();
   Set set;
   set.add<AsyncVoid>([](int x) -> hookset::Task<> {
@@ -528,7 +528,7 @@ TEST_CASE("a coroutine hook that suspends: the dispatch waits, later hooks run o
                      "h3(2, last=212)", "h4(2, last=2123)"});
 }
 
-TEST_CASE("several hooks suspend in turn; each is resumed from the test body") {
+TEST_CASE("several hooks suspend in turn, each is resumed from the test body") {
   Log& log = fresh_log();
   ManualEvent first;
   ManualEvent second;
@@ -651,7 +651,7 @@ TEST_CASE("a dispatch suspended in a hook keeps running over the hooks it starte
 // Exceptions from coroutine hooks
 // ================================================================================================
 
-TEST_CASE("an exception thrown by a coroutine hook before it suspends propagates; later hooks do not run") {
+TEST_CASE("an exception thrown by a coroutine hook before it suspends propagates, later hooks do not run") {
   Log& log = fresh_log();
   Set set;
   set.add<SyncDefault>(async_fold("h1", 1));
@@ -683,7 +683,7 @@ TEST_CASE("an exception thrown by a coroutine hook after it suspended reaches th
   REQUIRE(set.count<SyncDefault>() == 3);
 }
 
-TEST_CASE("an exception after suspension, resumed on another thread, is rethrown by sync_wait; the set stays usable") {
+TEST_CASE("an exception after suspension, resumed on another thread, is rethrown by sync_wait, the set stays usable") {
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;

@@ -301,7 +301,7 @@ TEST_CASE("Fallback with one hook: the default never runs, the hook gets last = 
   REQUIRE(log == Log{"h1(4, last=nullopt)"});
 }
 
-TEST_CASE("Fallback with hooks: first hook gets nullopt, each next one the previous output; no default") {
+TEST_CASE("Fallback with hooks: first hook gets nullopt, each next one the previous output, no default") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackInt>(fold_hook("h1", 1));
@@ -363,7 +363,7 @@ TEST_CASE("Singleton: registering a second hook replaces the first, count stays 
   REQUIRE(log == Log{"second(3)", "third(4)"});
 }
 
-TEST_CASE("Singleton: the replaced hook's id no longer removes anything; removing the current one restores the default") {
+TEST_CASE("Singleton: the replaced hook's id no longer removes anything, removing the current one restores the default") {
   Log& log = fresh_log();
   Set set;
   const hookset::HookId first = set.add<SingletonInt>(plain_hook("first", 1));

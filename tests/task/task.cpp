@@ -29,11 +29,11 @@ void note_free(void* block) noexcept {
   if (block != nullptr && block == watched_block.load()) ++watched_block_frees;
 }
 
-}  // namespace
-
-// The whole unaligned family is replaced, so every block is malloc'ed and free'd here (a
-// sanitizer's own operator new would otherwise pair with our delete).
-namespace {
+// The whole unaligned family is replaced, so every such block is malloc'ed and free'd here (a
+// sanitizer's own nothrow or array new would otherwise pair with our delete). Coroutine frames
+// come from the promise's operator new, i.e. frame_pool's plain ::operator new(size_t), so the
+// aligned forms can stay the library's. Sanitizer runtimes linked statically (Clang's) define
+// these too and cannot link with this file; GCC's are shared libraries and can.
 void* counted_malloc(std::size_t size) noexcept {
   ++heap_allocations;
   return std::malloc(size == 0 ? 1 : size);
@@ -50,7 +50,9 @@ void counted_free(void* block) noexcept {
 
 void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
 void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   return counted_malloc(size);
 }
@@ -84,7 +86,10 @@ Task<int> twice(int value) {
   co_return half * 2;
 }
 
-Task<std::unique_ptr<int>> make_unique_int(int value) { co_return std::make_unique<int>(value); }
+Task<std::unique_ptr<int>> make_unique_int(int value) {
+  auto owned = std::make_unique<int>(value);
+  co_return owned;  // implicitly moved
+}
 
 Task<int&> reference_to(int& target) { co_return target; }
 

@@ -58,6 +58,7 @@ inline constexpr bool is_awaitable_v = Awaitable<T>;
 
 // What `co_await std::declval<T>()` evaluates to (may be a reference or void).
 template <Awaitable T>
-using await_result_t = decltype(std::declval<std::remove_reference_t<awaiter_t<T>>&>().await_resume());
+using await_result_t =
+    decltype(std::declval<std::remove_reference_t<awaiter_t<T>>&>().await_resume());
 
 }  // namespace hookset::detail

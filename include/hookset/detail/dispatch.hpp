@@ -48,14 +48,13 @@ class companion_instance {
 
   template <class F>
   decltype(auto) visit(F&& f) {
-    if constexpr (std::is_invocable_v<F, const C&>) {
-      if (configured_) return std::forward<F>(f)(*configured_);
-    }
-    if constexpr (constructible) {
+    if constexpr (!constructible) {
+      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    } else {
+      if constexpr (std::is_invocable_v<F, const C&>)
+        if (configured_) return std::forward<F>(f)(*configured_);
       if (!local_) local_.emplace();
       return std::forward<F>(f)(*local_);
-    } else {
-      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
     }
   }
 
