@@ -6,6 +6,8 @@
 // input they were given), so each test checks the full sequence of calls as well as the result.
 #include "hookset_catch.hpp"
 
+#include "test_support.hpp"
+
 #include <atomic>
 #include <coroutine>
 #include <mutex>
@@ -347,16 +349,7 @@ struct WarningRecorder : hookset::Observer {
     warnings.push_back(std::string(slot) + ": " + std::string(message));
   }
 };
-class ScopedObserver {
- public:
-  explicit ScopedObserver(hookset::Observer* observer) : previous_(hookset::set_observer(observer)) {}
-  ~ScopedObserver() { hookset::set_observer(previous_); }
-  ScopedObserver(const ScopedObserver&) = delete;
-  ScopedObserver& operator=(const ScopedObserver&) = delete;
-
- private:
-  hookset::Observer* previous_;
-};
+using test_support::ScopedObserver;
 
 }  // namespace
 
