@@ -6,4 +6,5 @@
 #include <hookset/hook_set.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/slot.hpp>
+#include <hookset/stateful.hpp>
 #include <hookset/task.hpp>

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include <hookset/detail/awaitable.hpp>
+#include <hookset/detail/execution_context.hpp>
 #include <hookset/detail/frame_pool.hpp>
 
 // How a Task is started by the coroutine that awaits it.
@@ -115,9 +116,37 @@ struct pooled_frame {
   }
 };
 
-class task_promise_base : public pooled_frame {
+// Wraps an awaiter that runs user code in await_ready so that the code sees the awaiting
+// Task's chain as the thread's scoped context (see execution_context.hpp).
+template <class Awaiter>
+struct in_context_awaiter {
+  Awaiter& awaiter;
+  const execution_context* context;
+
+  bool await_ready() {
+    execution_context_scope scope(context);
+    return awaiter.await_ready();
+  }
+  template <class Promise>
+  decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
+    return awaiter.await_suspend(awaiting);
+  }
+  decltype(auto) await_resume() { return awaiter.await_resume(); }
+};
+
+class task_promise_base : public pooled_frame, public context_carrier {
  public:
   std::suspend_always initial_suspend() const noexcept { return {}; }
+
+  // Everything a Task awaits passes through unchanged, except awaiters that run user code in
+  // await_ready (a dispatch's synchronous hooks): they run it in this Task's chain.
+  template <class A>
+  decltype(auto) await_transform(A&& awaitable) noexcept {
+    if constexpr (runs_code_in_await_ready<std::remove_cvref_t<A>>)
+      return in_context_awaiter<std::remove_reference_t<A>>{awaitable, context_};
+    else
+      return std::forward<A>(awaitable);
+  }
 
   struct final_awaiter {
     bool await_ready() const noexcept { return false; }
@@ -218,8 +247,11 @@ class [[nodiscard]] Task {
 
     // A finished task (awaited before, as an lvalue) is not started again.
     bool await_ready() const noexcept { return !coroutine || coroutine.done(); }
-    auto await_suspend(std::coroutine_handle<> awaiting) noexcept {
-      return promise_type::start(coroutine, awaiting);
+    // The task runs in the chain of the coroutine that awaits it (execution_context.hpp).
+    template <class Promise>
+    auto await_suspend(std::coroutine_handle<Promise> awaiting) noexcept {
+      coroutine.promise().context_ = detail::context_of(awaiting);
+      return promise_type::start(coroutine, std::coroutine_handle<>(awaiting));
     }
     promise_type& promise() const {
       if (!coroutine) throw std::logic_error("hookset::Task: co_await on an empty Task");
@@ -289,7 +321,7 @@ struct already_checked_awaiter {
 template <class T>
 class sync_wait_driver {
  public:
-  struct promise_type : pooled_frame, coroutine_result<T> {
+  struct promise_type : pooled_frame, context_carrier, coroutine_result<T> {
     sync_wait_event* event = nullptr;
 
     sync_wait_driver get_return_object() noexcept {
@@ -319,6 +351,8 @@ class sync_wait_driver {
   T run() {
     sync_wait_event event;
     coroutine_.promise().event = &event;
+    // Blocking here on behalf of the scoped chain, if any: what we drive belongs to it.
+    coroutine_.promise().context_ = scoped_execution_context;
     coroutine_.resume();
     event.wait();
     return std::move(coroutine_.promise()).result();

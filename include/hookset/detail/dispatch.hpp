@@ -90,6 +90,10 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
   enum class awaiting : unsigned char { nothing, value, flow, output };
 
  public:
+  // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its chain the
+  // scoped one around it (execution_context.hpp).
+  using runs_code_in_await_ready = void;
+
   template <class... Args>
   explicit dispatch(const slot_storage<S>& storage, Args&&... args)
       : args_(std::forward<Args>(args)...), storage_(&storage) {}
@@ -124,7 +128,10 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
 
   // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
   // stack-depth guarantees hold for a dispatch as for a Task).
-  auto await_suspend(std::coroutine_handle<> waiting) {
+  // The driver runs in the chain of the coroutine awaiting the dispatch (a Stateful's re-entry
+  // detection follows it).
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> waiting) {
     driver_.emplace(drive(this));
     driver_awaiter_.emplace(get_awaiter(*driver_));
     return driver_awaiter_->await_suspend(waiting);
@@ -320,6 +327,12 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
   // The rest of a dispatch that had to wait: await what advance() left pending, feed it
   // back, repeat.
   static Task<void> drive(dispatch* self) {
+    // Synchronous hooks that advance() runs from here belong to the awaiting chain.
+    const execution_context* const context = co_await current_execution_context();
+    auto advance_in_context = [self, context] {
+      execution_context_scope scope(context);
+      return self->advance();
+    };
     try {
       do {
         switch (std::exchange(self->awaiting_, awaiting::nothing)) {
@@ -349,7 +362,7 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
           case awaiting::nothing:
             break;
         }
-      } while (!self->advance());
+      } while (!advance_in_context());
     } catch (...) {
       self->trace_end(std::current_exception());
       throw;

@@ -1,12 +1,20 @@
 #pragma once
 // The identity of a logical call chain, for telling a Stateful hook's re-entry from contention.
 //
-// Every hookset::Task carries the context of the chain it runs in: a Task awaited by another
-// Task inherits its context, a Task started from plain code inherits the thread's *scoped*
-// context (set only around synchronous calls made on behalf of a chain, so it never dangles).
-// A Stateful hook, once it holds its lock, pushes itself on the chain; whatever it awaits -
+// Every coroutine of the library (hookset::Task, the dispatch driver, sync_wait's driver)
+// carries the context of the chain it runs in, in its promise (`context_carrier`):
+//  - a Task inherits the context of the coroutine that awaits it, when that is one of ours;
+//    awaited from any other coroutine type it starts a new, empty chain;
+//  - sync_wait's driver takes the thread's *scoped* context: the library sets it only around
+//    synchronous calls it makes on behalf of a chain (a Stateful hook's synchronous body, the
+//    synchronous hooks a dispatch runs), and sync_wait blocks inside that call, so the pointer
+//    it takes never outlives what it points to.
+// A Stateful hook, once it holds its lock, links itself onto the chain; whatever it awaits -
 // hooks, dispatches, their hooks - runs in that extended chain, so reaching the same Stateful
 // again is recognised as re-entry, while an independent dispatch is not on the chain and waits.
+
+#include <concepts>
+#include <coroutine>
 
 namespace hookset::detail {
 
@@ -21,9 +29,24 @@ struct execution_context {
   }
 };
 
+// Base of every library promise: the chain the coroutine runs in (null: a chain of its own).
+struct context_carrier {
+  const execution_context* context_ = nullptr;
+};
+
+// The context a coroutine started by `awaiting` inherits.
+template <class Promise>
+const execution_context* context_of(std::coroutine_handle<Promise> awaiting) noexcept {
+  if constexpr (std::derived_from<Promise, context_carrier>)
+    return awaiting.promise().context_;
+  else
+    return nullptr;
+}
+
 inline thread_local const execution_context* scoped_execution_context = nullptr;
 
-// Makes `context` the thread's scoped context for the lifetime of this object.
+// Makes `context` the thread's scoped context for the lifetime of this object. Never keep one
+// across a suspension point: the coroutine may resume on another thread.
 class execution_context_scope {
  public:
   explicit execution_context_scope(const execution_context* context) noexcept
@@ -37,5 +60,30 @@ class execution_context_scope {
  private:
   const execution_context* previous_;
 };
+
+// `co_await exchange_execution_context{c}` inside a library coroutine: makes `c` the context of
+// that coroutine (and so of everything it awaits from then on) and returns the previous one.
+// Never suspends. With `keep = true` it only reads the current context.
+struct exchange_execution_context {
+  const execution_context* replacement = nullptr;
+  bool keep = false;
+  const execution_context* previous = nullptr;
+
+  bool await_ready() const noexcept { return false; }
+  template <std::derived_from<context_carrier> Promise>
+  bool await_suspend(std::coroutine_handle<Promise> self) noexcept {
+    previous = self.promise().context_;
+    if (!keep) self.promise().context_ = replacement;
+    return false;
+  }
+  const execution_context* await_resume() const noexcept { return previous; }
+};
+inline exchange_execution_context current_execution_context() noexcept { return {nullptr, true}; }
+
+// Awaitables that run user code synchronously inside await_ready (a dispatch runs its
+// synchronous hooks there) declare `using runs_code_in_await_ready = void;`: a Task awaiting
+// one makes its context the scoped one around that call.
+template <class Awaitable>
+concept runs_code_in_await_ready = requires { typename Awaitable::runs_code_in_await_ready; };
 
 }  // namespace hookset::detail

@@ -17,7 +17,17 @@
 #include <hookset/slot.hpp>
 #include <hookset/task.hpp>
 
+namespace hookset {
+template <class T>
+class Stateful;
+}  // namespace hookset
+
 namespace hookset::detail {
+
+template <class T>
+inline constexpr bool is_stateful_v = false;
+template <class T>
+inline constexpr bool is_stateful_v<Stateful<T>> = true;
 
 // How a declared parameter reaches the default and the hooks: a reference parameter as the
 // caller's object, a value parameter as a const lvalue of the one copy the dispatch holds.
@@ -119,7 +129,10 @@ struct hook_calls<S, mp::mp_list<A...>, mp::mp_list<Last...>> {
   }
   template <class Target, class... Tag>
   static Task<result> call_async(void* object, arg_ref_t<A>... args, Last&&... last) {
-    return to_task<result>((*static_cast<Target*>(object))(Tag{}..., args..., std::move(last)...));
+    if constexpr (is_stateful_v<std::remove_const_t<Target>>)  // tells the hook which slot calls
+      return static_cast<Target*>(object)->template call_for<S>(Tag{}..., args..., std::move(last)...);
+    else
+      return to_task<result>((*static_cast<Target*>(object))(Tag{}..., args..., std::move(last)...));
   }
 };
 
