@@ -5,7 +5,7 @@
 set -uo pipefail
 
 hookset_deps() {
-  local packages=(g++ clang cmake ninja-build pkg-config
+  local packages=(g++ clang cmake ninja-build pkg-config python3
                   libboost-dev catch2 libbenchmark-dev libsigc++-3.0-dev "$@")
   local missing=() p
   for p in "${packages[@]}"; do

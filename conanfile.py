@@ -1,0 +1,68 @@
+# Conan 2 recipe for hookset (header-only).
+#
+#   conan create .                         # package it and run test_package/
+#   conan install --requires=hookset/0.1.0 # then, in CMake:
+#       find_package(hookset CONFIG REQUIRED)
+#       target_link_libraries(app PRIVATE hookset::hookset)
+#
+# The version comes from the project() line of CMakeLists.txt. The names package_info() declares
+# (CMake file name, target, pkg-config name) are the ones the CMake install also provides, so a
+# consumer's CMakeLists.txt does not depend on how hookset reached it; tests/consumers/ builds
+# test_package/ against a CMake install to keep them in step.
+import os
+import re
+
+from conan import ConanFile
+from conan.tools.build import check_min_cppstd
+from conan.tools.files import copy, load
+from conan.tools.layout import basic_layout
+
+required_conan_version = ">=2.0"
+
+
+class HooksetConan(ConanFile):
+    name = "hookset"
+    description = "Named, typed, pluggable async function slots for C++20"
+    topics = ("hooks", "plugins", "coroutines", "header-only")
+    package_type = "header-library"
+    # Only to check the C++ standard in validate(); package_id() drops them again.
+    settings = "os", "arch", "compiler", "build_type"
+    exports_sources = "include/*", "LICENSE*", "COPYING*"
+    no_copy_source = True
+
+    def set_version(self):
+        cmakelists = load(self, os.path.join(self.recipe_folder, "CMakeLists.txt"))
+        match = re.search(r"project\(\s*hookset\s+VERSION\s+([0-9][0-9.]*)", cmakelists)
+        if not match:
+            raise ValueError("conanfile.py: no 'project(hookset VERSION x.y.z' in CMakeLists.txt")
+        self.version = match.group(1)
+
+    def layout(self):
+        basic_layout(self)
+
+    def requirements(self):
+        # Boost.Hana and Boost.Mp11, headers only; hookset's public headers include them.
+        self.requires("boost/[>=1.74 <2]", transitive_headers=True)
+
+    def package_id(self):
+        self.info.clear()  # one package for every configuration: nothing is compiled
+
+    def validate(self):
+        check_min_cppstd(self, 20)
+
+    def build(self):
+        pass  # header-only
+
+    def package(self):
+        for pattern in ("LICENSE*", "COPYING*"):
+            copy(self, pattern, self.source_folder, os.path.join(self.package_folder, "licenses"))
+        copy(self, "*.hpp", os.path.join(self.source_folder, "include"),
+             os.path.join(self.package_folder, "include"))
+
+    def package_info(self):
+        self.cpp_info.set_property("cmake_file_name", "hookset")
+        self.cpp_info.set_property("cmake_target_name", "hookset::hookset")
+        self.cpp_info.set_property("pkg_config_name", "hookset")
+        self.cpp_info.bindirs = []
+        self.cpp_info.libdirs = []
+        self.cpp_info.requires = ["boost::headers"]
