@@ -134,7 +134,7 @@ class Skills {
     if (!skill) co_return "no skill for that";
     co_return "the " + *skill + " skill takes it";
   }
-  Budget operator()(Configure, std::size_t, std::optional<Budget> last) const {
+  Budget operator()(Configure, std::size_t, std::optional<Budget>&& last) const {
     last->reserve("skills", 1000);  // skill instructions
     return std::move(*last);
   }
@@ -175,7 +175,7 @@ class Memory {
     co_return std::nullopt;
   }
   // Takes a quarter of what is left, and sizes itself to it.
-  Budget operator()(Configure, std::size_t, std::optional<Budget> last) {
+  Budget operator()(Configure, std::size_t, std::optional<Budget>&& last) {
     capacity_ = last->reserve("memory", last->left / 4) / tokens_per_fact;
     return std::move(*last);
   }
@@ -201,7 +201,7 @@ class Tools {
     journal_.asked.push_back("tools");
     co_return co_await hooks_.call<tools::Run>(tool, input);
   }
-  Budget operator()(Configure, std::size_t, std::optional<Budget> last) const {
+  Budget operator()(Configure, std::size_t, std::optional<Budget>&& last) const {
     last->reserve("tools", 500);  // tool descriptions
     return std::move(*last);
   }
