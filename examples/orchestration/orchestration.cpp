@@ -288,13 +288,6 @@ struct TraceWarnings : hookset::Observer {
     std::cout << "  hookset warning [" << slot << "]: " << message << '\n';
   }
 };
-struct ObserverScope {
-  hookset::Observer* previous;
-  explicit ObserverScope(hookset::Observer* observer) : previous(hookset::set_observer(observer)) {}
-  ~ObserverScope() { hookset::set_observer(previous); }
-  ObserverScope(const ObserverScope&) = delete;
-  ObserverScope& operator=(const ObserverScope&) = delete;
-};
 
 int failures = 0;
 void check(bool ok, const std::string& what) {
@@ -307,7 +300,7 @@ void check(bool ok, const std::string& what) {
 
 int main() {
   TraceWarnings warnings;
-  const ObserverScope observing(&warnings);
+  const hookset::ScopedObserver observing(&warnings);
 
   const hookset::Stateful counter{RequestCounter{}};
   const AppHooks base = base_hooks(counter);

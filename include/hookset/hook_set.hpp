@@ -88,6 +88,13 @@ constexpr bool report_implements_nothing() {
                 "S is implemented by a call operator taking S first: object(S, args..., [last])");
   return false;
 }
+template <class Nested, class Set>
+constexpr bool report_not_a_nested_set() {
+  static_assert(sizeof(Nested) == 0,
+                "hookset: nested<N>(): N must be a HookSet listed directly among this set's "
+                "members (see Set)");
+  return false;
+}
 template <class Slot, class Companion>
 constexpr bool report_not_a_companion() {
   static_assert(sizeof(Slot) == 0,
@@ -343,6 +350,23 @@ class HookSet {
   HookSet&& with_extended(const HookSet& other) && {
     extend(other);
     return std::move(*this);
+  }
+
+  // ---- nested sets ---------------------------------------------------------------------------
+
+  // The nested set N, one of this set's own members: hand a subsystem its part of the
+  // application's hooks, or extend that part with a standalone N. Its slots stay callable
+  // through this set, which sees every change made through the reference.
+  template <class N>
+  decltype(auto) nested() noexcept {
+    if constexpr (!boost::mp11::mp_contains<members, N>::value || !detail::is_hook_set<N>::value)
+      return detail::report_not_a_nested_set<N, HookSet>();
+    else
+      return static_cast<N&>(boost::hana::at_c<boost::mp11::mp_find<members, N>::value>(members_));
+  }
+  template <class N>
+  decltype(auto) nested() const noexcept {
+    return std::as_const(const_cast<HookSet*>(this)->template nested<N>());
   }
 
   // ---- dispatch ----------------------------------------------------------------------------

@@ -44,4 +44,17 @@ inline Observer* set_observer(Observer* observer) noexcept {
   return detail::installed_observer.exchange(observer, std::memory_order_acq_rel);
 }
 
+// Installs an observer for one scope and puts the previous one back at its end (also when the
+// scope is left by an exception).
+class ScopedObserver {
+ public:
+  explicit ScopedObserver(Observer* observer) noexcept : previous_(set_observer(observer)) {}
+  ~ScopedObserver() { set_observer(previous_); }
+  ScopedObserver(const ScopedObserver&) = delete;
+  ScopedObserver& operator=(const ScopedObserver&) = delete;
+
+ private:
+  Observer* previous_;
+};
+
 }  // namespace hookset

@@ -2,6 +2,8 @@
 #include "hookset_catch.hpp"
 
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -121,4 +123,20 @@ TEST_CASE("with_extended composes in one expression") {
   tenant.add<Trace>(append("tenant"));
   const Set app = Set{}.with<Trace>(append("base")).with_extended(tenant);
   REQUIRE(run<Trace>(app) == "d,base,tenant");
+}
+
+TEST_CASE("nested<N>() is the nested set itself: changes through it are seen by the outer set") {
+  using Inner = hookset::HookSet<Nested>;
+  Set app;
+  Inner& inner = app.nested<Inner>();
+  inner.add<Nested>(append("via-inner"));
+  REQUIRE(run<Nested>(app) == "n,via-inner");
+
+  // A standalone Inner (a subsystem's own set) merged into the application's part.
+  Inner standalone;
+  standalone.add<Nested>(append("standalone"));
+  app.nested<Inner>().extend(standalone);
+  REQUIRE(run<Nested>(app) == "n,via-inner,standalone");
+  REQUIRE(std::as_const(app).nested<Inner>().count<Nested>() == 2);
+  STATIC_REQUIRE(std::is_same_v<decltype(std::as_const(app).nested<Inner>()), const Inner&>);
 }

@@ -127,3 +127,15 @@ TEST_CASE("ClogObserver writes warnings to std::clog") {
   REQUIRE_THAT(captured.str(), Catch::Matchers::ContainsSubstring("custom.label"));
   REQUIRE_THAT(captured.str(), Catch::Matchers::ContainsSubstring("singleton hook replaced"));
 }
+
+TEST_CASE("hookset::ScopedObserver installs for one scope and restores the previous observer") {
+  hookset::Observer outer, inner;
+  const hookset::ScopedObserver keep_outer(&outer);
+  try {
+    const hookset::ScopedObserver keep_inner(&inner);
+    REQUIRE(hookset::detail::current_observer() == &inner);
+    throw std::runtime_error("leaving the scope early");
+  } catch (const std::runtime_error&) {
+  }
+  REQUIRE(hookset::detail::current_observer() == &outer);
+}
