@@ -1,19 +1,75 @@
-// Small test-only tools: a manual event a coroutine hook can wait on, a detached runner that
-// starts a dispatch without blocking, and an observer that records what it is told.
+// Small test-only tools: the call log most dispatch tests check and the int(int) hooks that
+// write to it, manual events a coroutine hook can wait on (resumed on this thread or another), a
+// detached runner that starts a dispatch without blocking, and an observer that records what it
+// is told.
 #pragma once
 
+#include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <hookset/observer.hpp>
 
 namespace test_support {
+
+// ---- the call log -------------------------------------------------------------------------------
+
+// The calls of the current test case, in order: defaults, hooks and companions append to it, and
+// each test compares the whole sequence. A mutex only because some tests resume a hook on another
+// thread; the calls themselves never overlap.
+using Log = std::vector<std::string>;
+inline Log calls;
+inline std::mutex calls_mutex;
+
+inline void note(std::string entry) {
+  std::lock_guard lock(calls_mutex);
+  calls.push_back(std::move(entry));
+}
+
+// Starts a test case's log.
+inline Log& fresh_log() {
+  calls.clear();
+  return calls;
+}
+
+// A copy of the log, taken under the mutex (for tests where another thread may still write).
+inline Log logged() {
+  std::lock_guard lock(calls_mutex);
+  return calls;
+}
+
+template <class T>
+std::string show(const std::optional<T>& last) {
+  return last ? std::to_string(*last) : std::string("nullopt");
+}
+
+// A fold hook for an int(int) slot: logs "name(x, last=...)" and returns `last * 10 + tag`
+// (`tag` alone when last is empty), so the result also encodes the order of the hooks.
+inline auto fold_hook(std::string name, int tag) {
+  return [name, tag](int x, std::optional<int> last) {
+    note(name + "(" + std::to_string(x) + ", last=" + show(last) + ")");
+    return last ? *last * 10 + tag : tag;
+  };
+}
+
+// A non-fold hook for an int(int) slot: logs "name(x)" and returns `output`.
+inline auto plain_hook(std::string name, int output) {
+  return [name, output](int x) {
+    note(name + "(" + std::to_string(x) + ")");
+    return output;
+  };
+}
+
+// ---- events ---------------------------------------------------------------------------------------
 
 // Suspends whoever awaits it until fire() is called (on the calling thread, resuming inline).
 class ManualEvent {
@@ -37,6 +93,40 @@ class ManualEvent {
  private:
   bool set_ = false;
   std::coroutine_handle<> waiter_;
+};
+
+// Suspends whoever awaits it until fire(); unlike ManualEvent it is always awaited (never ready)
+// and may be fired from another thread: fire_when_waited_on() spins until someone waits.
+class CrossThreadEvent {
+ public:
+  bool has_waiter() const noexcept { return waiting_.load(std::memory_order_acquire); }
+  void fire() {
+    if (!has_waiter()) throw std::logic_error("CrossThreadEvent::fire: nobody is waiting");
+    waiting_.store(false, std::memory_order_relaxed);
+    std::exchange(waiter_, nullptr).resume();
+  }
+  void fire_when_waited_on() {
+    while (!has_waiter()) std::this_thread::yield();
+    waiting_.store(false, std::memory_order_relaxed);
+    std::exchange(waiter_, nullptr).resume();
+  }
+
+  auto operator co_await() noexcept {
+    struct awaiter {
+      CrossThreadEvent& event;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> waiting) noexcept {
+        event.waiter_ = waiting;
+        event.waiting_.store(true, std::memory_order_release);
+      }
+      void await_resume() const noexcept {}
+    };
+    return awaiter{*this};
+  }
+
+ private:
+  std::coroutine_handle<> waiter_;
+  std::atomic<bool> waiting_{false};
 };
 
 // An eager, self-destroying coroutine: `detach(awaitable, out)` starts the awaitable at once and

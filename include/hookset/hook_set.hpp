@@ -171,6 +171,22 @@ auto insertion_point(Entries& entries, int priority) {
                           [](int p, const auto& entry) { return p < entry.priority; });
 }
 
+// The strong guarantee for an edit spanning several slots (add_hooks, extend). Holding a copy of
+// the set (reference counts only: cannot throw) makes every edit of it copy-on-write, so the held
+// lists stay intact, and roll_back() puts them back without allocating.
+template <class Set>
+class all_or_nothing {
+ public:
+  explicit all_or_nothing(Set& set) noexcept : set_(set), before_(set) {}
+  all_or_nothing(const all_or_nothing&) = delete;
+  all_or_nothing& operator=(const all_or_nothing&) = delete;
+  void roll_back() noexcept { set_ = std::move(before_); }
+
+ private:
+  Set& set_;
+  Set before_;
+};
+
 // Checks a HookSet's member list once, where the set type is first used.
 template <class... Members>
 constexpr bool validate_hook_set() {
@@ -253,6 +269,7 @@ class HookSet {
       auto owner = detail::hook_holding<std::remove_cvref_t<Object>>::hold(std::forward<Object>(object), raw);
       std::vector<HookId> ids;
       ids.reserve(mp::mp_size<implemented>::value);
+      detail::all_or_nothing<HookSet> transaction(*this);
       try {
         mp::mp_for_each<mp::mp_transform<mp::mp_identity, implemented>>([&](auto slot) {
           using S = typename decltype(slot)::type;
@@ -266,7 +283,7 @@ class HookSet {
           }
         });
       } catch (...) {
-        for (HookId id : ids) remove(id);  // all or nothing
+        transaction.roll_back();  // also undoes a singleton hook replaced before the throw
         throw;
       }
       return ids;
@@ -337,14 +354,20 @@ class HookSet {
   // priority. A singleton hook or configured companion of `other` replaces this set's, with a
   // warning. Nested sets are extended recursively.
   void extend(const HookSet& other) {
-    boost::mp11::mp_for_each<boost::mp11::mp_iota_c<sizeof...(Members)>>([&](auto index) {
-      constexpr std::size_t i = decltype(index)::value;
-      using member = boost::mp11::mp_at_c<members, i>;
-      auto& mine = boost::hana::at_c<i>(members_);
-      const auto& theirs = boost::hana::at_c<i>(other.members_);
-      if constexpr (detail::is_hook_set<member>::value) mine.extend(theirs);
-      else extend_slot<member>(mine, theirs);
-    });
+    detail::all_or_nothing<HookSet> transaction(*this);  // merged slot by slot: undo them all
+    try {
+      boost::mp11::mp_for_each<boost::mp11::mp_iota_c<sizeof...(Members)>>([&](auto index) {
+        constexpr std::size_t i = decltype(index)::value;
+        using member = boost::mp11::mp_at_c<members, i>;
+        auto& mine = boost::hana::at_c<i>(members_);
+        const auto& theirs = boost::hana::at_c<i>(other.members_);
+        if constexpr (detail::is_hook_set<member>::value) mine.extend(theirs);
+        else extend_slot<member>(mine, theirs);
+      });
+    } catch (...) {
+      transaction.roll_back();
+      throw;
+    }
   }
 
   HookSet&& with_extended(const HookSet& other) && {

@@ -7,6 +7,8 @@
 // The default and every hook append to one log, so each test checks the full sequence of calls.
 #include "hookset_catch.hpp"
 
+#include "test_support.hpp"
+
 #include <optional>
 #include <system_error>
 #include <string>
@@ -29,14 +31,9 @@
 namespace {
 
 using hookset::Flow;
-using Log = std::vector<std::string>;
-
-Log calls;
-
-Log& fresh_log() {
-  calls.clear();
-  return calls;
-}
+using test_support::calls;
+using test_support::fresh_log;
+using test_support::Log;
 
 using MaybeInt = std::optional<int>;
 

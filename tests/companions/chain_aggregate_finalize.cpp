@@ -25,22 +25,9 @@
 namespace {
 
 using hookset::Flow;
-using Log = std::vector<std::string>;
-
-// The calls of the current test case, in order (a mutex only for the test that resumes a
-// companion on another thread; calls never overlap).
-Log calls;
-std::mutex calls_mutex;
-
-void note(std::string entry) {
-  std::lock_guard lock(calls_mutex);
-  calls.push_back(std::move(entry));
-}
-
-Log& fresh_log() {
-  calls.clear();
-  return calls;
-}
+using test_support::fresh_log;
+using test_support::Log;
+using test_support::note;
 
 std::string list(const std::vector<int>& values) {
   std::string text = "{";
@@ -118,31 +105,7 @@ struct AsyncDescribe {
   }
 };
 
-// Suspends whoever awaits it until another thread resumes it.
-class ManualEvent {
- public:
-  void fire_when_waited_on() {
-    while (!waiting_.load(std::memory_order_acquire)) std::this_thread::yield();
-    waiting_.store(false, std::memory_order_relaxed);
-    std::exchange(waiter_, nullptr).resume();
-  }
-  auto operator co_await() noexcept {
-    struct awaiter {
-      ManualEvent& event;
-      bool await_ready() const noexcept { return false; }
-      void await_suspend(std::coroutine_handle<> waiting) noexcept {
-        event.waiter_ = waiting;
-        event.waiting_.store(true, std::memory_order_release);
-      }
-      void await_resume() const noexcept {}
-    };
-    return awaiter{*this};
-  }
-
- private:
-  std::coroutine_handle<> waiter_;
-  std::atomic<bool> waiting_{false};
-};
+using ManualEvent = test_support::CrossThreadEvent;
 ManualEvent* companion_gate = nullptr;
 
 // An async chain that really suspends (on companion_gate) before answering.
@@ -322,13 +285,9 @@ using Set = hookset::HookSet<
 
 // ---- hooks -----------------------------------------------------------------------------------------
 
-// A hook of a non-fold slot: logs its name and argument, returns `output`.
-auto hook(std::string name, int output) {
-  return [name, output](int x) {
-    note(name + "(" + std::to_string(x) + ")");
-    return output;
-  };
-}
+// Hooks of a non-fold slot: log their name and argument, return `output` (test_support::plain_hook
+// is the synchronous one).
+using test_support::plain_hook;
 auto async_hook(std::string name, int output) {
   return [name, output](int x) -> hookset::Task<int> {
     note(name + "(" + std::to_string(x) + ")");
@@ -336,12 +295,7 @@ auto async_hook(std::string name, int output) {
   };
 }
 // A hook of a fold slot (Finalize without Chain/Aggregate): last*10 + tag, or tag.
-auto fold_hook(std::string name, int tag) {
-  return [name, tag](int x, std::optional<int> last) {
-    note(name + "(" + std::to_string(x) + ", last=" + (last ? std::to_string(*last) : "nullopt") + ")");
-    return last ? *last * 10 + tag : tag;
-  };
-}
+using test_support::fold_hook;
 
 struct WarningRecorder : hookset::Observer {
   std::vector<std::string> warnings;
@@ -376,8 +330,8 @@ TEST_CASE("Always+Chain, no hooks: a Break verdict on the default does not chang
 TEST_CASE("Always+Chain: Break on the default returns it and no hook runs") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChain>(hook("h1", 1));
-  set.add<AlwaysChain>(hook("h2", 2));
+  set.add<AlwaysChain>(plain_hook("h1", 1));
+  set.add<AlwaysChain>(plain_hook("h2", 2));
   REQUIRE(sync_wait(set.call<AlwaysChain>(-1)) == -1);
   REQUIRE(log == Log{"default(-1)", "chain(-1)"});
 }
@@ -385,9 +339,9 @@ TEST_CASE("Always+Chain: Break on the default returns it and no hook runs") {
 TEST_CASE("Always+Chain: hooks run without last after the default, the first Break wins") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChain>(hook("h1", 10));
-  set.add<AlwaysChain>(hook("h2", -20));
-  set.add<AlwaysChain>(hook("h3", -30));
+  set.add<AlwaysChain>(plain_hook("h1", 10));
+  set.add<AlwaysChain>(plain_hook("h2", -20));
+  set.add<AlwaysChain>(plain_hook("h3", -30));
   REQUIRE(sync_wait(set.call<AlwaysChain>(1)) == -20);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(-20)"});
 }
@@ -395,9 +349,9 @@ TEST_CASE("Always+Chain: hooks run without last after the default, the first Bre
 TEST_CASE("Always+Chain: if every output continues, the last hook's output is the result") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChain>(hook("h1", 10));
-  set.add<AlwaysChain>(hook("h2", 20));
-  set.add<AlwaysChain>(hook("h3", 30));
+  set.add<AlwaysChain>(plain_hook("h1", 10));
+  set.add<AlwaysChain>(plain_hook("h2", 20));
+  set.add<AlwaysChain>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AlwaysChain>(1)) == 30);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)",
                      "h3(1)", "chain(30)"});
@@ -406,8 +360,8 @@ TEST_CASE("Always+Chain: if every output continues, the last hook's output is th
 TEST_CASE("Always+Chain: a Break from the last hook is returned like any other") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChain>(hook("h1", 10));
-  set.add<AlwaysChain>(hook("h2", -2));
+  set.add<AlwaysChain>(plain_hook("h1", 10));
+  set.add<AlwaysChain>(plain_hook("h2", -2));
   REQUIRE(sync_wait(set.call<AlwaysChain>(1)) == -2);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(-2)"});
 }
@@ -426,9 +380,9 @@ TEST_CASE("Always+Aggregate, no hooks: aggregate({default})") {
 TEST_CASE("Always+Aggregate: aggregate({default, h1, h2, ...}), hooks without last") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysAggregate>(hook("h1", 10));
-  set.add<AlwaysAggregate>(hook("h2", 20), hookset::Priority{-1});
-  set.add<AlwaysAggregate>(hook("h3", -300));
+  set.add<AlwaysAggregate>(plain_hook("h1", 10));
+  set.add<AlwaysAggregate>(plain_hook("h2", 20), hookset::Priority{-1});
+  set.add<AlwaysAggregate>(plain_hook("h3", -300));
   REQUIRE(sync_wait(set.call<AlwaysAggregate>(1)) == 1 + 20 + 10 - 300);
   REQUIRE(log == Log{"default(1)", "h2(1)", "h1(1)", "h3(1)", "aggregate{1,20,10,-300}"});
 }
@@ -447,9 +401,9 @@ TEST_CASE("Always+Chain+Aggregate, no hooks: aggregate({default})") {
 TEST_CASE("Always+Chain+Aggregate: every output continues: aggregate({default, h1, h2, h3})") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainAggregate>(hook("h1", 10));
-  set.add<AlwaysChainAggregate>(hook("h2", 20));
-  set.add<AlwaysChainAggregate>(hook("h3", 30));
+  set.add<AlwaysChainAggregate>(plain_hook("h1", 10));
+  set.add<AlwaysChainAggregate>(plain_hook("h2", 20));
+  set.add<AlwaysChainAggregate>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AlwaysChainAggregate>(1)) == 61);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)",
                      "h3(1)", "chain(30)", "aggregate{1,10,20,30}"});
@@ -458,9 +412,9 @@ TEST_CASE("Always+Chain+Aggregate: every output continues: aggregate({default, h
 TEST_CASE("Always+Chain+Aggregate: on Break the breaking output is added and the outputs so far aggregated") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainAggregate>(hook("h1", 10));
-  set.add<AlwaysChainAggregate>(hook("h2", -20));
-  set.add<AlwaysChainAggregate>(hook("h3", 30));
+  set.add<AlwaysChainAggregate>(plain_hook("h1", 10));
+  set.add<AlwaysChainAggregate>(plain_hook("h2", -20));
+  set.add<AlwaysChainAggregate>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AlwaysChainAggregate>(1)) == -9);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(-20)",
                      "aggregate{1,10,-20}"});
@@ -469,7 +423,7 @@ TEST_CASE("Always+Chain+Aggregate: on Break the breaking output is added and the
 TEST_CASE("Always+Chain+Aggregate: Break on the default aggregates just the default, no hook runs") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainAggregate>(hook("h1", 10));
+  set.add<AlwaysChainAggregate>(plain_hook("h1", 10));
   REQUIRE(sync_wait(set.call<AlwaysChainAggregate>(-4)) == -4);
   REQUIRE(log == Log{"default(-4)", "chain(-4)", "aggregate{-4}"});
 }
@@ -489,9 +443,9 @@ TEST_CASE("Fallback+Chain, no hooks: the default is returned without being chain
 TEST_CASE("Fallback+Chain: hooks run without last, the first Break wins, the default never runs") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChain>(hook("h1", 10));
-  set.add<FallbackChain>(hook("h2", -20));
-  set.add<FallbackChain>(hook("h3", -30));
+  set.add<FallbackChain>(plain_hook("h1", 10));
+  set.add<FallbackChain>(plain_hook("h2", -20));
+  set.add<FallbackChain>(plain_hook("h3", -30));
   REQUIRE(sync_wait(set.call<FallbackChain>(1)) == -20);
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(-20)"});
 }
@@ -499,8 +453,8 @@ TEST_CASE("Fallback+Chain: hooks run without last, the first Break wins, the def
 TEST_CASE("Fallback+Chain: a Break from the first hook stops at once") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChain>(hook("h1", -1));
-  set.add<FallbackChain>(hook("h2", 2));
+  set.add<FallbackChain>(plain_hook("h1", -1));
+  set.add<FallbackChain>(plain_hook("h2", 2));
   REQUIRE(sync_wait(set.call<FallbackChain>(5)) == -1);
   REQUIRE(log == Log{"h1(5)", "chain(-1)"});
 }
@@ -508,8 +462,8 @@ TEST_CASE("Fallback+Chain: a Break from the first hook stops at once") {
 TEST_CASE("Fallback+Chain: if every hook continues, the default runs at the end and its output is returned") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChain>(hook("h1", 10));
-  set.add<FallbackChain>(hook("h2", 20));
+  set.add<FallbackChain>(plain_hook("h1", 10));
+  set.add<FallbackChain>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<FallbackChain>(4)) == 4);
   REQUIRE(log == Log{"h1(4)", "chain(10)", "h2(4)", "chain(20)", "default(4)"});
 }
@@ -536,9 +490,9 @@ TEST_CASE("Fallback+Aggregate with Output<T>, no hooks: aggregate({default})") {
 TEST_CASE("Fallback+Aggregate: aggregate({h1, h2, ...}), the default excluded and not run") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackAggregate>(hook("h1", 10));
-  set.add<FallbackAggregate>(hook("h2", -20));
-  set.add<FallbackAggregate>(hook("h3", 30));
+  set.add<FallbackAggregate>(plain_hook("h1", 10));
+  set.add<FallbackAggregate>(plain_hook("h2", -20));
+  set.add<FallbackAggregate>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<FallbackAggregate>(1)) == 20);
   REQUIRE(log == Log{"h1(1)", "h2(1)", "h3(1)", "aggregate{10,-20,30}"});
 }
@@ -546,8 +500,8 @@ TEST_CASE("Fallback+Aggregate: aggregate({h1, h2, ...}), the default excluded an
 TEST_CASE("Fallback+Aggregate with Output<T> and hooks: aggregate({h1, h2}), default excluded") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackAggregateText>(hook("h1", 10));
-  set.add<FallbackAggregateText>(hook("h2", 20));
+  set.add<FallbackAggregateText>(plain_hook("h1", 10));
+  set.add<FallbackAggregateText>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<FallbackAggregateText>(1)) == "{10,20}");
   REQUIRE(log == Log{"h1(1)", "h2(1)", "join{10,20}"});
 }
@@ -573,9 +527,9 @@ TEST_CASE("Fallback+Chain+Aggregate with Output<T>, no hooks: aggregate({default
 TEST_CASE("Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later hooks and default do not run") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainAggregate>(hook("h1", 10));
-  set.add<FallbackChainAggregate>(hook("h2", -20));
-  set.add<FallbackChainAggregate>(hook("h3", 30));
+  set.add<FallbackChainAggregate>(plain_hook("h1", 10));
+  set.add<FallbackChainAggregate>(plain_hook("h2", -20));
+  set.add<FallbackChainAggregate>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<FallbackChainAggregate>(1)) == -10);
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(-20)", "aggregate{10,-20}"});
 }
@@ -583,8 +537,8 @@ TEST_CASE("Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later 
 TEST_CASE("Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook outputs), the default is NOT run") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainAggregate>(hook("h1", 10));
-  set.add<FallbackChainAggregate>(hook("h2", 20));
+  set.add<FallbackChainAggregate>(plain_hook("h1", 10));
+  set.add<FallbackChainAggregate>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<FallbackChainAggregate>(1)) == 30);
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(20)", "aggregate{10,20}"});
 }
@@ -592,8 +546,8 @@ TEST_CASE("Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook
 TEST_CASE("Fallback+Chain+Aggregate with Output<T>: Break output included, default not run") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainAggregateText>(hook("h1", -1));
-  set.add<FallbackChainAggregateText>(hook("h2", 2));
+  set.add<FallbackChainAggregateText>(plain_hook("h1", -1));
+  set.add<FallbackChainAggregateText>(plain_hook("h2", 2));
   REQUIRE(sync_wait(set.call<FallbackChainAggregateText>(9)) == "{-1}");
   REQUIRE(log == Log{"h1(9)", "chain(-1)", "join{-1}"});
 }
@@ -638,7 +592,7 @@ TEST_CASE("Always+Chain+Finalize, no hooks: finalize(default), after the chain s
 TEST_CASE("Always+Chain+Finalize: a Break on the default is finalized") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainFinalize>(hook("h1", 10));
+  set.add<AlwaysChainFinalize>(plain_hook("h1", 10));
   REQUIRE(sync_wait(set.call<AlwaysChainFinalize>(-1)) == 999);
   REQUIRE(log == Log{"default(-1)", "chain(-1)", "finalize(-1)"});
 }
@@ -646,8 +600,8 @@ TEST_CASE("Always+Chain+Finalize: a Break on the default is finalized") {
 TEST_CASE("Always+Chain+Finalize: the first Break from a hook is finalized, later hooks skipped") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainFinalize>(hook("h1", -10));
-  set.add<AlwaysChainFinalize>(hook("h2", 20));
+  set.add<AlwaysChainFinalize>(plain_hook("h1", -10));
+  set.add<AlwaysChainFinalize>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<AlwaysChainFinalize>(1)) == 990);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(-10)", "finalize(-10)"});
 }
@@ -655,8 +609,8 @@ TEST_CASE("Always+Chain+Finalize: the first Break from a hook is finalized, late
 TEST_CASE("Always+Chain+Finalize: all Continue: finalize(last hook's output)") {
   Log& log = fresh_log();
   Set set;
-  set.add<AlwaysChainFinalize>(hook("h1", 10));
-  set.add<AlwaysChainFinalize>(hook("h2", 20));
+  set.add<AlwaysChainFinalize>(plain_hook("h1", 10));
+  set.add<AlwaysChainFinalize>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<AlwaysChainFinalize>(1)) == 1020);
   REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)", "finalize(20)"});
 }
@@ -671,9 +625,9 @@ TEST_CASE("Fallback+Chain+Finalize: no hooks: finalize(default), no chain") {
 TEST_CASE("Fallback+Chain+Finalize: the breaking hook output is finalized") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainFinalize>(hook("h1", 10));
-  set.add<FallbackChainFinalize>(hook("h2", -20));
-  set.add<FallbackChainFinalize>(hook("h3", 30));
+  set.add<FallbackChainFinalize>(plain_hook("h1", 10));
+  set.add<FallbackChainFinalize>(plain_hook("h2", -20));
+  set.add<FallbackChainFinalize>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<FallbackChainFinalize>(1)) == 980);
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(-20)", "finalize(-20)"});
 }
@@ -681,7 +635,7 @@ TEST_CASE("Fallback+Chain+Finalize: the breaking hook output is finalized") {
 TEST_CASE("Fallback+Chain+Finalize: all Continue: the default runs at the end and is finalized") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainFinalize>(hook("h1", 10));
+  set.add<FallbackChainFinalize>(plain_hook("h1", 10));
   REQUIRE(sync_wait(set.call<FallbackChainFinalize>(7)) == 1007);
   REQUIRE(log == Log{"h1(7)", "chain(10)", "default(7)", "finalize(7)"});
 }
@@ -695,8 +649,8 @@ TEST_CASE("Output<T> with Aggregate changes the dispatch's result type (Always+A
   Set set;
   STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AlwaysAggregateText>(1))), std::string>);
   REQUIRE(sync_wait(set.call<AlwaysAggregateText>(1)) == "{1}");
-  set.add<AlwaysAggregateText>(hook("h1", 2));
-  set.add<AlwaysAggregateText>(hook("h2", 3));
+  set.add<AlwaysAggregateText>(plain_hook("h1", 2));
+  set.add<AlwaysAggregateText>(plain_hook("h2", 3));
   REQUIRE(sync_wait(set.call<AlwaysAggregateText>(1)) == "{1,2,3}");
   REQUIRE(log == Log{"default(1)", "join{1}", "default(1)", "h1(1)", "h2(1)", "join{1,2,3}"});
 }
@@ -713,7 +667,7 @@ TEST_CASE("Output<T> with Finalize changes the dispatch's result type (Always+Fi
 TEST_CASE("Output<T>: the result type inside a coroutine is T as well") {
   Log& log = fresh_log();
   Set set;
-  set.add<FallbackChainAggregateText>(hook("h1", 5));
+  set.add<FallbackChainAggregateText>(plain_hook("h1", 5));
   auto in_coroutine = [](const Set& s) -> hookset::Task<std::string> {
     std::string text = co_await s.call<FallbackChainAggregateText>(2);
     co_return text + "!";
@@ -729,7 +683,7 @@ TEST_CASE("Output<T>: the result type inside a coroutine is T as well") {
 TEST_CASE("async chain companion (Task<Flow>) with an async default: Break on the default returns it") {
   Log& log = fresh_log();
   Set set;
-  set.add<AsyncAlwaysChain>(hook("h1", 1));
+  set.add<AsyncAlwaysChain>(plain_hook("h1", 1));
   REQUIRE(sync_wait(set.call<AsyncAlwaysChain>(-1)) == -1);
   REQUIRE(log == Log{"async default(-1)", "async chain(-1)"});
 }
@@ -738,9 +692,9 @@ TEST_CASE("async chain companion with sync and async hooks: the first Break wins
   Log& log = fresh_log();
   Set set;
   set.add<AsyncAlwaysChain>(async_hook("h1", 10));
-  set.add<AsyncAlwaysChain>(hook("h2", 20));
+  set.add<AsyncAlwaysChain>(plain_hook("h2", 20));
   set.add<AsyncAlwaysChain>(async_hook("h3", -30));
-  set.add<AsyncAlwaysChain>(hook("h4", 40));
+  set.add<AsyncAlwaysChain>(plain_hook("h4", 40));
   REQUIRE(sync_wait(set.call<AsyncAlwaysChain>(1)) == -30);
   REQUIRE(log == Log{"async default(1)", "async chain(1)", "h1(1)", "async chain(10)", "h2(1)",
                      "async chain(20)", "h3(1)", "async chain(-30)"});
@@ -751,7 +705,7 @@ TEST_CASE("async aggregate companion (Task<R>): aggregate({default, h1, h2})") {
   Set set;
   REQUIRE(sync_wait(set.call<AsyncAlwaysAggregate>(2)) == 2);
   set.add<AsyncAlwaysAggregate>(async_hook("h1", 10));
-  set.add<AsyncAlwaysAggregate>(hook("h2", 20));
+  set.add<AsyncAlwaysAggregate>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<AsyncAlwaysAggregate>(3)) == 33);
   REQUIRE(log == Log{"async default(2)", "async aggregate{2}", "async default(3)", "h1(3)", "h2(3)",
                      "async aggregate{3,10,20}"});
@@ -764,7 +718,7 @@ TEST_CASE("async chain and async aggregate with Output<T> on a Fallback slot") {
   // No hooks: as Fallback+Aggregate with Output<T>: aggregate({default}), no chain.
   REQUIRE(sync_wait(set.call<AsyncFallbackChainAggregateText>(1)) == "{1}");
   set.add<AsyncFallbackChainAggregateText>(async_hook("h1", 10));
-  set.add<AsyncFallbackChainAggregateText>(hook("h2", -20));
+  set.add<AsyncFallbackChainAggregateText>(plain_hook("h2", -20));
   set.add<AsyncFallbackChainAggregateText>(async_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AsyncFallbackChainAggregateText>(2)) == "{10,-20}");
   REQUIRE(log == Log{"async default(1)", "async join{1}", "h1(2)", "async chain(10)", "h2(2)",
@@ -791,8 +745,8 @@ TEST_CASE("an async chain companion that suspends, resumed from another thread")
   ManualEvent gate;
   companion_gate = &gate;
   Set set;
-  set.add<SuspendingChainSlot>(hook("h1", -1));
-  set.add<SuspendingChainSlot>(hook("h2", 2));
+  set.add<SuspendingChainSlot>(plain_hook("h1", -1));
+  set.add<SuspendingChainSlot>(plain_hook("h2", 2));
   std::thread resumer([&gate] {
     gate.fire_when_waited_on();  // the chain on the default
     gate.fire_when_waited_on();  // the chain on h1's output
@@ -814,9 +768,9 @@ TEST_CASE("configure<S>(chain): the configured instance's state decides, configu
   WarningRecorder recorder;
   ScopedObserver scoped(&recorder);
   Set set;
-  set.add<ConfiguredChain>(hook("h1", 3));
-  set.add<ConfiguredChain>(hook("h2", 6));
-  set.add<ConfiguredChain>(hook("h3", 9));
+  set.add<ConfiguredChain>(plain_hook("h1", 3));
+  set.add<ConfiguredChain>(plain_hook("h2", 6));
+  set.add<ConfiguredChain>(plain_hook("h3", 9));
 
   // Default-constructed: limit 1000, nothing breaks, the Fallback default has the last word.
   REQUIRE(sync_wait(set.call<ConfiguredChain>(0)) == 0);
@@ -838,12 +792,12 @@ TEST_CASE("configure<S>(chain): the configured instance's state decides, configu
 TEST_CASE("configure<S>(aggregate) and configure<S>(finalize) instances are used by later dispatches") {
   Log& log = fresh_log();
   Set set;
-  set.add<ConfiguredAggregate>(hook("h1", 10));
+  set.add<ConfiguredAggregate>(plain_hook("h1", 10));
   REQUIRE(sync_wait(set.call<ConfiguredAggregate>(1)) == 11);
   set.configure<ConfiguredAggregate>(Weighted(3));
   REQUIRE(sync_wait(set.call<ConfiguredAggregate>(1)) == 33);
 
-  set.add<ConfiguredFinalize>(hook("f1", 50));
+  set.add<ConfiguredFinalize>(plain_hook("f1", 50));
   set.configure<ConfiguredFinalize>(Offset(7));
   set.configure<ConfiguredFinalize>(AtLeast(40));  // the chain of the same slot, independently
   REQUIRE(sync_wait(set.call<ConfiguredFinalize>(2)) == 57);
@@ -868,7 +822,7 @@ TEST_CASE("a configured companion is used instead of a default-constructed one (
 TEST_CASE("a chain type that cannot be default-constructed: dispatch without configure throws logic_error naming the slot") {
   Log& log = fresh_log();
   Set set;
-  set.add<NeedsChainConfig>(hook("h1", 10));
+  set.add<NeedsChainConfig>(plain_hook("h1", 10));
   REQUIRE_THROWS_AS(sync_wait(set.call<NeedsChainConfig>(1)), std::logic_error);
   REQUIRE_THROWS_WITH(sync_wait(set.call<NeedsChainConfig>(1)),
                       Catch::Matchers::ContainsSubstring("NeedsChainConfig"));
@@ -905,8 +859,8 @@ TEST_CASE("aggregate and finalize types that cannot be default-constructed must 
 
   set.configure<NeedsAggregateConfig>(NeedsWeight(2));
   set.configure<NeedsFinalizeConfig>(NeedsOffset(100));
-  set.add<NeedsAggregateConfig>(hook("a1", 4));
-  set.add<NeedsAggregateConfig>(hook("a2", 5));
+  set.add<NeedsAggregateConfig>(plain_hook("a1", 4));
+  set.add<NeedsAggregateConfig>(plain_hook("a2", 5));
   REQUIRE(sync_wait(set.call<NeedsAggregateConfig>(1)) == 18);
   REQUIRE(sync_wait(set.call<NeedsFinalizeConfig>(1)) == 101);
   REQUIRE(log == Log{"a1(1)", "a2(1)", "needs weight 2{4,5}", "default(1)", "needs offset 100(1)"});
@@ -919,8 +873,8 @@ TEST_CASE("aggregate and finalize types that cannot be default-constructed must 
 TEST_CASE("an exception from a chain companion propagates, later hooks do not run, the set stays usable") {
   Log& log = fresh_log();
   Set set;
-  set.add<ChainThrows>(hook("h1", 13));
-  set.add<ChainThrows>(hook("h2", 2));
+  set.add<ChainThrows>(plain_hook("h1", 13));
+  set.add<ChainThrows>(plain_hook("h2", 2));
   REQUIRE_THROWS_WITH(sync_wait(set.call<ChainThrows>(1)), "chain failed");
   REQUIRE(log == Log{"default(1)", "throwing chain(1)", "h1(1)", "throwing chain(13)"});
   fresh_log();
@@ -932,7 +886,7 @@ TEST_CASE("an exception from a chain companion propagates, later hooks do not ru
 TEST_CASE("an exception from an aggregate or finalize companion propagates out of the dispatch") {
   Log& log = fresh_log();
   Set set;
-  set.add<AggregateThrows>(hook("h1", 1));
+  set.add<AggregateThrows>(plain_hook("h1", 1));
   REQUIRE_THROWS_WITH(sync_wait(set.call<AggregateThrows>(0)), "aggregate failed");
   set.add<FinalizeThrows>(fold_hook("f1", 1));
   REQUIRE_THROWS_WITH(sync_wait(set.call<FinalizeThrows>(0)), "finalize failed");

@@ -7,6 +7,8 @@
 // well as the result.
 #include "hookset_catch.hpp"
 
+#include "test_support.hpp"
+
 #include <atomic>
 #include <coroutine>
 #include <exception>
@@ -23,67 +25,15 @@
 
 namespace {
 
-using Log = std::vector<std::string>;
-
-// The calls of the current test case, in order. A mutex only because some tests resume a hook
-// on another thread; the calls themselves never overlap.
-Log calls;
-std::mutex calls_mutex;
-
-void note(std::string entry) {
-  std::lock_guard lock(calls_mutex);
-  calls.push_back(std::move(entry));
-}
-
-Log& fresh_log() {
-  calls.clear();
-  return calls;
-}
-
-Log logged() {
-  std::lock_guard lock(calls_mutex);
-  return calls;
-}
-
-std::string show(const std::optional<int>& last) {
-  return last ? std::to_string(*last) : std::string("nullopt");
-}
+using test_support::fresh_log;
+using test_support::Log;
+using test_support::logged;
+using test_support::note;
+using test_support::show;
+using ManualEvent = test_support::CrossThreadEvent;
+using test_support::fold_hook;
 
 // ---- test-local coroutine machinery --------------------------------------------------------
-
-// Suspends whoever awaits it until fire(); fire() resumes the waiter on the calling thread.
-class ManualEvent {
- public:
-  bool has_waiter() const noexcept { return waiting_.load(std::memory_order_acquire); }
-  void fire() {
-    REQUIRE(has_waiter());
-    waiting_.store(false, std::memory_order_relaxed);
-    std::exchange(waiter_, nullptr).resume();
-  }
-  // Spins until someone waits, then resumes it: for use on another thread.
-  void fire_when_waited_on() {
-    while (!has_waiter()) std::this_thread::yield();
-    waiting_.store(false, std::memory_order_relaxed);
-    std::exchange(waiter_, nullptr).resume();
-  }
-
-  auto operator co_await() noexcept {
-    struct awaiter {
-      ManualEvent& event;
-      bool await_ready() const noexcept { return false; }
-      void await_suspend(std::coroutine_handle<> waiting) noexcept {
-        event.waiter_ = waiting;
-        event.waiting_.store(true, std::memory_order_release);
-      }
-      void await_resume() const noexcept {}
-    };
-    return awaiter{*this};
-  }
-
- private:
-  std::coroutine_handle<> waiter_;
-  std::atomic<bool> waiting_{false};
-};
 
 // An eager coroutine that awaits something and keeps its outcome: it starts at once, so a test
 // can begin a dispatch, watch it suspend, resume it, and then look at the result. The frame
@@ -284,14 +234,9 @@ using Set = hookset::HookSet<SyncDefault, AsyncDefault, AsyncFallback, AsyncSing
 
 // ---- hooks -------------------------------------------------------------------------------------
 
-// Fold hooks for int(int): log their name, argument and last; return last*10+tag (tag if no last).
-auto sync_fold(std::string name, int tag) {
-  return [name, tag](int x, std::optional<int> last) {
-    note(name + "(" + std::to_string(x) + ", last=" + show(last) + ")");
-    return last ? *last * 10 + tag : tag;
-  };
-}
-auto async_fold(std::string name, int tag) {
+// Fold hooks for int(int) (test_support::fold_hook is the synchronous one): log their name,
+// argument and last; return last*10+tag (tag if no last).
+auto afold_hook(std::string name, int tag) {
   return [name, tag](int x, std::optional<int> last) -> hookset::Task<int> {
     note(name + "(" + std::to_string(x) + ", last=" + show(last) + ")");
     co_return last ? *last * 10 + tag : tag;
@@ -342,11 +287,11 @@ TEST_CASE("Always: coroutine and synchronous hooks mix in every position, with a
       for (int i = 0; i < 3; ++i) {
         const std::string name = "h" + std::to_string(i + 1);
         if (pattern & (1 << i)) {
-          set.add<SyncDefault>(async_fold(name, i + 1));
-          set.add<AsyncDefault>(async_fold(name, i + 1));
+          set.add<SyncDefault>(afold_hook(name, i + 1));
+          set.add<AsyncDefault>(afold_hook(name, i + 1));
         } else {
-          set.add<SyncDefault>(sync_fold(name, i + 1));
-          set.add<AsyncDefault>(sync_fold(name, i + 1));
+          set.add<SyncDefault>(fold_hook(name, i + 1));
+          set.add<AsyncDefault>(fold_hook(name, i + 1));
         }
       }
       const int result = async_default ? sync_wait(set.call<AsyncDefault>(4))
@@ -364,8 +309,8 @@ TEST_CASE("Fallback: coroutine and synchronous hooks mix in every position, the 
     Set set;
     for (int i = 0; i < 3; ++i) {
       const std::string name = "h" + std::to_string(i + 1);
-      if (pattern & (1 << i)) set.add<AsyncFallback>(async_fold(name, i + 1));
-      else set.add<AsyncFallback>(sync_fold(name, i + 1));
+      if (pattern & (1 << i)) set.add<AsyncFallback>(afold_hook(name, i + 1));
+      else set.add<AsyncFallback>(fold_hook(name, i + 1));
     }
     REQUIRE(sync_wait(set.call<AsyncFallback>(5)) == 123);
     REQUIRE(log == Log{"h1(5, last=nullopt)", "h2(5, last=1)", "h3(5, last=12)"});
@@ -430,7 +375,7 @@ TEST_CASE("a default that returns a non-Task awaitable") {
   Log& log = fresh_log();
   Set set;
   REQUIRE(sync_wait(set.call<AwaitableDefault>(1)) == 1001);
-  set.add<AwaitableDefault>(sync_fold("h1", 1));
+  set.add<AwaitableDefault>(fold_hook("h1", 1));
   REQUIRE(sync_wait(set.call<AwaitableDefault>(2)) == 10021);
   REQUIRE(log == Log{"default(1)", "default(2)", "h1(2, last=1002)"});
 }
@@ -440,8 +385,8 @@ TEST_CASE("a default that suspends: hooks wait for it, then run in order") {
   ManualEvent gate;
   default_gate = &gate;
   Set set;
-  set.add<SuspendingDefault>(sync_fold("h1", 1));
-  set.add<SuspendingDefault>(async_fold("h2", 2));
+  set.add<SuspendingDefault>(fold_hook("h1", 1));
+  set.add<SuspendingDefault>(afold_hook("h2", 2));
 
   auto run = start(set.call<SuspendingDefault>(3));
   REQUIRE_FALSE(run.done());
@@ -491,7 +436,7 @@ TEST_CASE("a hook returning a non-Task awaiter that really suspends is resumed l
     note("parks(" + std::to_string(x) + ", last=" + show(last) + ")");
     return ParkedValue{&parking, *last + 1};
   });
-  set.add<SyncDefault>(sync_fold("after", 7));
+  set.add<SyncDefault>(fold_hook("after", 7));
 
   auto run = start(set.call<SyncDefault>(10));
   REQUIRE_FALSE(run.done());
@@ -511,10 +456,10 @@ TEST_CASE("a coroutine hook that suspends: the dispatch waits, later hooks run o
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;
-  set.add<SyncDefault>(sync_fold("h1", 1));
+  set.add<SyncDefault>(fold_hook("h1", 1));
   set.add<SyncDefault>(suspending_fold("h2", 2, gate));
-  set.add<SyncDefault>(async_fold("h3", 3));
-  set.add<SyncDefault>(sync_fold("h4", 4));
+  set.add<SyncDefault>(afold_hook("h3", 3));
+  set.add<SyncDefault>(fold_hook("h4", 4));
 
   auto run = start(set.call<SyncDefault>(2));
   REQUIRE_FALSE(run.done());
@@ -534,7 +479,7 @@ TEST_CASE("several hooks suspend in turn, each is resumed from the test body") {
   ManualEvent second;
   Set set;
   set.add<AsyncFallback>(suspending_fold("a", 1, first));
-  set.add<AsyncFallback>(sync_fold("b", 2));
+  set.add<AsyncFallback>(fold_hook("b", 2));
   set.add<AsyncFallback>(suspending_fold("c", 3, second));
 
   auto run = start(set.call<AsyncFallback>(1));
@@ -558,7 +503,7 @@ TEST_CASE("a suspended hook resumed on another thread completes the sync_wait of
   ManualEvent gate;
   Set set;
   set.add<SyncDefault>(suspending_fold("h1", 1, gate));
-  set.add<SyncDefault>(sync_fold("h2", 2));
+  set.add<SyncDefault>(fold_hook("h2", 2));
 
   std::thread resumer([&gate] { gate.fire_when_waited_on(); });
   const int result = sync_wait(set.call<SyncDefault>(5));
@@ -619,7 +564,7 @@ TEST_CASE("a dispatch takes its view of the hooks when it starts, not when call(
   Log& log = fresh_log();
   Set set;
   auto pending = set.call<SyncDefault>(1);  // created, not started
-  set.add<SyncDefault>(sync_fold("added before start", 5));
+  set.add<SyncDefault>(fold_hook("added before start", 5));
   REQUIRE(sync_wait(std::move(pending)) == 15);
   REQUIRE(log == Log{"default(1)", "added before start(1, last=1)"});
 }
@@ -629,12 +574,12 @@ TEST_CASE("a dispatch suspended in a hook keeps running over the hooks it starte
   ManualEvent gate;
   Set set;
   set.add<SyncDefault>(suspending_fold("h1", 1, gate));
-  const hookset::HookId h2 = set.add<SyncDefault>(sync_fold("h2", 2));
+  const hookset::HookId h2 = set.add<SyncDefault>(fold_hook("h2", 2));
 
   auto run = start(set.call<SyncDefault>(3));
   REQUIRE_FALSE(run.done());
   REQUIRE(set.remove(h2));                                // removed meanwhile: still runs here
-  set.add<SyncDefault>(sync_fold("late", 9), hookset::Priority{-5});  // added meanwhile: does not
+  set.add<SyncDefault>(fold_hook("late", 9), hookset::Priority{-5});  // added meanwhile: does not
   gate.fire();
   REQUIRE(run.result() == 312);
   REQUIRE(log == Log{"default(3)", "h1 start(3, last=3)", "h1 end(3)", "h2(3, last=31)"});
@@ -654,13 +599,13 @@ TEST_CASE("a dispatch suspended in a hook keeps running over the hooks it starte
 TEST_CASE("an exception thrown by a coroutine hook before it suspends propagates, later hooks do not run") {
   Log& log = fresh_log();
   Set set;
-  set.add<SyncDefault>(async_fold("h1", 1));
+  set.add<SyncDefault>(afold_hook("h1", 1));
   set.add<SyncDefault>([](int x, std::optional<int> last) -> hookset::Task<int> {
     note("h2(" + std::to_string(x) + ", last=" + show(last) + ")");
     throw std::runtime_error("h2 failed");
     co_return 0;
   });
-  set.add<SyncDefault>(async_fold("h3", 3));
+  set.add<SyncDefault>(afold_hook("h3", 3));
   REQUIRE_THROWS_WITH(sync_wait(set.call<SyncDefault>(1)), "h2 failed");
   REQUIRE(log == Log{"default(1)", "h1(1, last=1)", "h2(1, last=11)"});
 }
@@ -669,9 +614,9 @@ TEST_CASE("an exception thrown by a coroutine hook after it suspended reaches th
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;
-  set.add<SyncDefault>(sync_fold("h1", 1));
+  set.add<SyncDefault>(fold_hook("h1", 1));
   set.add<SyncDefault>(failing_after_suspension("h2", gate));
-  set.add<SyncDefault>(sync_fold("h3", 3));
+  set.add<SyncDefault>(fold_hook("h3", 3));
 
   auto run = start(set.call<SyncDefault>(6));
   REQUIRE_FALSE(run.done());
@@ -688,7 +633,7 @@ TEST_CASE("an exception after suspension, resumed on another thread, is rethrown
   ManualEvent gate;
   Set set;
   set.add<AsyncFallback>(failing_after_suspension("h1", gate));
-  set.add<AsyncFallback>(async_fold("h2", 2));
+  set.add<AsyncFallback>(afold_hook("h2", 2));
 
   std::thread resumer([&gate] { gate.fire_when_waited_on(); });
   REQUIRE_THROWS_WITH(sync_wait(set.call<AsyncFallback>(2)), "h1 failed after suspension");
@@ -726,8 +671,8 @@ TEST_CASE("an exception from a suspending async default propagates and no hook r
 TEST_CASE("a dispatch co_awaited inside a coroutine (Task<int> f(set))") {
   Log& log = fresh_log();
   Set set;
-  set.add<SyncDefault>(async_fold("s1", 1));
-  set.add<AsyncFallback>(sync_fold("f1", 2));
+  set.add<SyncDefault>(afold_hook("s1", 1));
+  set.add<AsyncFallback>(fold_hook("f1", 2));
   REQUIRE(sync_wait(two_dispatches(set, 3)) == 31 + 2);
   REQUIRE(log == Log{"default(3)", "s1(3, last=3)", "between dispatches", "f1(31, last=nullopt)"});
 }
@@ -749,15 +694,15 @@ TEST_CASE("a dispatch co_awaited inside a coroutine that suspends, driven from t
 TEST_CASE("nested dispatch: a hook co_awaits another slot of the same set") {
   Log& log = fresh_log();
   Set set;
-  set.add<Inner>(async_fold("inner h1", 1));
-  set.add<Inner>(sync_fold("inner h2", 2));
+  set.add<Inner>(afold_hook("inner h1", 1));
+  set.add<Inner>(fold_hook("inner h2", 2));
   set.add<Outer>([&set](int x, std::optional<int> last) -> hookset::Task<int> {
     note("outer h1 start(" + std::to_string(x) + ", last=" + show(last) + ")");
     const int inner = co_await set.call<Inner>(x + 1);
     note("outer h1 end(inner=" + std::to_string(inner) + ")");
     co_return *last + inner;
   });
-  set.add<Outer>(sync_fold("outer h2", 5));
+  set.add<Outer>(fold_hook("outer h2", 5));
   REQUIRE(sync_wait(set.call<Outer>(1)) == (1 + 12) * 10 + 5);
   REQUIRE(log == Log{"outer default(1)", "outer h1 start(1, last=1)", "inner h1(2, last=nullopt)",
                      "inner h2(2, last=1)", "outer h1 end(inner=12)", "outer h2(1, last=13)"});
@@ -788,7 +733,7 @@ TEST_CASE("nested dispatch whose inner hook suspends: both dispatches resume in 
     note("outer hook end");
     co_return *last * 100 + inner;
   });
-  set.add<Outer>(sync_fold("outer after", 1));
+  set.add<Outer>(fold_hook("outer after", 1));
 
   auto run = start(set.call<Outer>(7));
   REQUIRE_FALSE(run.done());
@@ -811,7 +756,7 @@ TEST_CASE("nested dispatch: an exception in the inner dispatch propagates throug
     note("outer hook");
     co_return *last + co_await set.call<Inner>(x);
   });
-  set.add<Outer>(sync_fold("never", 1));
+  set.add<Outer>(fold_hook("never", 1));
   REQUIRE_THROWS_AS(sync_wait(set.call<Outer>(1)), std::domain_error);
   REQUIRE(log == Log{"outer default(1)", "outer hook", "inner(1)"});
 }
@@ -819,7 +764,7 @@ TEST_CASE("nested dispatch: an exception in the inner dispatch propagates throug
 TEST_CASE("a synchronous hook may sync_wait a nested dispatch of the same set") {
   Log& log = fresh_log();
   Set set;
-  set.add<Inner>(sync_fold("inner", 3));
+  set.add<Inner>(fold_hook("inner", 3));
   set.add<Outer>([&set](int x, std::optional<int> last) {
     note("outer hook");
     return *last + sync_wait(set.call<Inner>(x));

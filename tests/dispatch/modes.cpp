@@ -6,6 +6,8 @@
 // well as the result.
 #include "hookset_catch.hpp"
 
+#include "test_support.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -20,20 +22,10 @@
 
 namespace {
 
-using Log = std::vector<std::string>;
-
-// The calls of the current test case, in order. Each test case starts with fresh_log().
-Log calls;
-
-Log& fresh_log() {
-  calls.clear();
-  return calls;
-}
-
-template <class T>
-std::string show(const std::optional<T>& last) {
-  return last ? std::to_string(*last) : std::string("nullopt");
-}
+using test_support::calls;
+using test_support::fresh_log;
+using test_support::Log;
+using test_support::show;
 
 // ---- slots ------------------------------------------------------------------------------------
 
@@ -171,22 +163,10 @@ using Set = hookset::HookSet<AlwaysInt, FallbackInt, SingletonInt, AlwaysVoid, F
 
 // ---- hooks ------------------------------------------------------------------------------------
 
-// A fold hook for an int(int) slot: logs its name, argument and `last`, returns `last * 10 + tag`
-// (`tag` alone when last is empty), so the result also encodes the order of the hooks.
-auto fold_hook(std::string name, int tag) {
-  return [name, tag](int x, std::optional<int> last) {
-    calls.push_back(name + "(" + std::to_string(x) + ", last=" + show(last) + ")");
-    return last ? *last * 10 + tag : tag;
-  };
-}
-
-// A non-fold hook for int(int): logs its name, returns `result`.
-auto plain_hook(std::string name, int result) {
-  return [name, result](int x) {
-    calls.push_back(name + "(" + std::to_string(x) + ")");
-    return result;
-  };
-}
+// Hooks for an int(int) slot: test_support::fold_hook ("name(x, last=...)", returns last*10 + tag)
+// and test_support::plain_hook ("name(x)", returns a fixed output).
+using test_support::fold_hook;
+using test_support::plain_hook;
 
 auto void_hook(std::string name) {
   return [name](int x) { calls.push_back(name + "(" + std::to_string(x) + ")"); };
@@ -207,16 +187,7 @@ struct WarningRecorder : hookset::Observer {
   }
 };
 
-class ScopedObserver {
- public:
-  explicit ScopedObserver(hookset::Observer* observer) : previous_(hookset::set_observer(observer)) {}
-  ~ScopedObserver() { hookset::set_observer(previous_); }
-  ScopedObserver(const ScopedObserver&) = delete;
-  ScopedObserver& operator=(const ScopedObserver&) = delete;
-
- private:
-  hookset::Observer* previous_;
-};
+using test_support::ScopedObserver;
 
 }  // namespace
 

@@ -50,7 +50,7 @@ TEST_CASE("hooks run in registration order when priorities tie") {
   REQUIRE(set.count<Trace>() == 3);
 }
 
-TEST_CASE("lower priority runs earlier; ties keep registration order") {
+TEST_CASE("lower priority runs earlier, ties keep registration order") {
   Set set;
   set.add<Trace>(append("p5"), hookset::Priority{5});
   set.add<Trace>(append("p0-first"));
@@ -161,7 +161,7 @@ TEST_CASE("an rvalue hook is moved in, never copied") {
   REQUIRE(counts->copies == 0);
 }
 
-TEST_CASE("an lvalue hook is copied; the set calls its own copy") {
+TEST_CASE("an lvalue hook is copied, the set calls its own copy") {
   CountingHook hook;
   Set set;
   set.add<Trace>(hook);

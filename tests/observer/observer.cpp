@@ -22,7 +22,7 @@ using Set = hookset::HookSet<Step, Label>;
 using test_support::RecordingObserver;
 }  // namespace
 
-TEST_CASE("set_observer returns the previous observer; nullptr uninstalls") {
+TEST_CASE("set_observer returns the previous observer, nullptr uninstalls") {
   RecordingObserver first;
   RecordingObserver second;
   hookset::Observer* before = hookset::set_observer(&first);

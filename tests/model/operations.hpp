@@ -1,0 +1,215 @@
+// The operations of the model-based tests (tests/model/randomized.cpp): what one step of a random
+// sequence does, how it prints, and the generator. Operations name sets, slots and registrations
+// by picks that are resolved when they run, so every subsequence of a sequence is valid (which is
+// what lets a failing sequence be shrunk).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalog.hpp"
+
+namespace hookset_model {
+
+// ---- random numbers: splitmix64, the same sequence on every platform ----------------------------
+
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
+  int between(int lo, int hi) { return lo + below(hi - lo + 1); }
+  bool chance(int percent) { return below(100) < percent; }
+
+ private:
+  std::uint64_t state_;
+};
+
+// ---- operations ----------------------------------------------------------------------------------
+
+struct Op;
+using OpList = std::shared_ptr<const std::vector<Op>>;
+
+// One generated operation. It names sets, slots and registrations indirectly (picks resolved
+// against the state when it runs), so any subsequence of a sequence is itself a valid sequence.
+struct Op {
+  enum Kind : unsigned char { Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release };
+  Kind kind = Add;
+  int set = 0;       // pool pick of the target
+  int other = 0;     // copy: pool pick of the destination; extend: of the source
+  int slot = 0;
+  int priority = 0;
+  int value = 0;     // add: k; configure: the parameter; call: x; remove, release: a pick
+  int variant = 0;   // add/extend: via with<S>/with_extended; configure: which companion;
+                     // remove: 0 a live hook of the set, 1 any token issued, 2 the null id;
+                     // call: 0 sync_wait, 1 co_await
+  bool async = false;
+  bool throws = false;
+  bool suspend = false;
+  OpList nested;     // add: operations the hook performs each time it runs; extend-fresh: the fresh set
+};
+
+inline std::string describe(const Op& op);
+inline std::string describe(const std::vector<Op>& ops, const std::string& indent) {
+  std::string text;
+  for (const Op& op : ops) text += indent + describe(op) + "\n";
+  return text;
+}
+inline std::string describe(const Op& op) {
+  std::ostringstream out;
+  switch (op.kind) {
+    case Op::Add:
+      out << "add set~" << op.set << " slot " << op.slot << " prio " << op.priority << (op.async ? " coroutine" : " sync")
+          << " k=" << op.value << (op.throws ? " throws" : "") << (op.suspend ? " suspends" : "")
+          << (op.variant ? " via with<S>" : "");
+      if (op.nested) out << " mutating {\n" << describe(*op.nested, "      ") << "    }";
+      break;
+    case Op::Remove:
+      out << "remove set~" << op.set << (op.variant == 0 ? " live hook~" : op.variant == 1 ? " any token~" : " null id")
+          << (op.variant < 2 ? std::to_string(op.value) : "");
+      break;
+    case Op::Configure:
+      out << "configure set~" << op.set << " slot " << op.slot << " companion~" << op.variant << " = " << op.value;
+      break;
+    case Op::Copy: out << "copy set~" << op.set << " to~" << op.other; break;
+    case Op::Extend:
+      out << "extend set~" << op.set << " from set~" << op.other << (op.variant ? " via with_extended" : "");
+      break;
+    case Op::ExtendFresh:
+      out << "extend set~" << op.set << " from fresh {\n" << describe(*op.nested, "      ") << "    }";
+      break;
+    case Op::Drop: out << "drop set~" << op.set; break;
+    case Op::Call:
+      out << "call set~" << op.set << " slot " << op.slot << " x=" << op.value << (op.variant ? " co_await" : " sync_wait");
+      break;
+    case Op::Release: out << "release parked~" << op.value; break;
+  }
+  return out.str();
+}
+
+struct Config {
+  bool reentrant = false;  // hooks mutate the pool while they run
+  bool suspended = false;  // coroutine hooks park; Release operations resume them
+  bool observe = false;    // an observer counts warnings and checks hooks_run
+};
+
+inline Op random_add(Random& r, const Config& config, bool may_mutate);
+
+inline OpList random_fresh_set(Random& r, const Config& config) {
+  std::vector<Op> ops;
+  for (int n = r.below(5); n > 0; --n) ops.push_back(random_add(r, config, false));
+  if (r.chance(30)) {
+    Op op;
+    op.kind = Op::Configure;
+    op.slot = r.below(slot_count);
+    op.variant = r.below(3);
+    op.value = r.between(-3, 12);
+    ops.push_back(op);
+  }
+  return std::make_shared<const std::vector<Op>>(std::move(ops));
+}
+
+inline Op random_mutation(Random& r, const Config& config) {
+  Op op;
+  op.set = r.below(8);
+  op.other = r.below(8);
+  const int roll = r.below(100);
+  if (roll < 35) {
+    op = random_add(r, config, false);
+  } else if (roll < 65) {
+    op.kind = Op::Remove;
+    op.variant = r.chance(80) ? 0 : r.below(3);
+    op.value = r.below(1000);
+  } else if (roll < 72) {
+    op.kind = Op::Configure;
+    op.slot = r.below(slot_count);
+    op.variant = r.below(3);
+    op.value = r.between(-3, 12);
+  } else if (roll < 80) {
+    op.kind = Op::Copy;
+  } else if (roll < 88) {
+    op.kind = Op::Extend;
+  } else if (roll < 95) {
+    op.kind = Op::ExtendFresh;
+    op.nested = random_fresh_set(r, config);
+  } else {
+    op.kind = Op::Drop;
+  }
+  return op;
+}
+
+inline Op random_add(Random& r, const Config& config, bool may_mutate) {
+  Op op;
+  op.kind = Op::Add;
+  op.set = r.below(8);
+  op.slot = r.below(slot_count);
+  op.priority = r.chance(50) ? 0 : r.between(-3, 3);
+  op.async = r.chance(40);
+  op.value = r.between(-8, 30);
+  op.throws = r.chance(3);
+  op.suspend = config.suspended && op.async && r.chance(35);
+  op.variant = r.chance(8) ? 1 : 0;
+  if (may_mutate && config.reentrant && r.chance(15)) {
+    std::vector<Op> mutations;
+    for (int n = r.between(1, 3); n > 0; --n) mutations.push_back(random_mutation(r, config));
+    op.nested = std::make_shared<const std::vector<Op>>(std::move(mutations));
+  }
+  return op;
+}
+
+inline std::vector<Op> random_sequence(Random& r, const Config& config, int length) {
+  std::vector<Op> ops;
+  ops.reserve(static_cast<std::size_t>(length));
+  const int release_weight = config.suspended ? 9 : 0;
+  while (static_cast<int>(ops.size()) < length) {
+    const int roll = r.below(100 + release_weight);
+    if (roll < 28) {
+      ops.push_back(random_add(r, config, true));
+      continue;
+    }
+    Op op;
+    op.set = r.below(8);
+    op.other = r.below(8);
+    if (roll < 38) {
+      op.kind = Op::Remove;
+      op.variant = r.chance(70) ? 0 : r.below(3);
+      op.value = r.below(1000);
+    } else if (roll < 42) {
+      op.kind = Op::Configure;
+      op.slot = r.below(slot_count);
+      op.variant = r.below(3);
+      op.value = r.between(-3, 12);
+    } else if (roll < 46) {
+      op.kind = Op::Copy;
+    } else if (roll < 50) {
+      op.kind = Op::Extend;
+      op.variant = r.chance(20) ? 1 : 0;
+    } else if (roll < 54) {
+      op.kind = Op::ExtendFresh;
+      op.nested = random_fresh_set(r, config);
+    } else if (roll < 56) {
+      op.kind = Op::Drop;
+    } else if (roll < 100) {
+      op.kind = Op::Call;
+      op.slot = r.below(slot_count);
+      op.value = r.between(-3, 40);
+      op.variant = r.below(2);
+    } else {
+      op.kind = Op::Release;
+      op.value = r.below(1000);
+    }
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+}  // namespace hookset_model

@@ -1,0 +1,191 @@
+// The reference model of the model-based tests (tests/model/randomized.cpp), written plainly
+// from SPEC.md: a slot is a list of hooks in arrival order, dispatched in a stable sort by
+// priority; Predictor walks the SPEC dispatch table over such a snapshot and says what a dispatch
+// does - its result, every call in order with its input, the hooks it runs, where hooks perform
+// operations on the pool or park.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catalog.hpp"
+#include "operations.hpp"  // OpList: what a hook performs, opaque to the model
+
+namespace hookset_model {
+
+// What a hook does when it runs: outputs a value computed with k (fold_value, plain_value), or
+// throws; a coroutine hook may first park until released.
+struct Behaviour {
+  int k = 0;
+  bool throws = false;
+  bool suspend = false;
+};
+
+struct ModelHook {
+  int token;           // the registration's number; copies and extends carry it
+  int priority;
+  bool async;          // a coroutine hook (same behaviour, reached through a Task)
+  Behaviour behaviour;
+  OpList mutations;    // operations it performs on the pool each time it runs (may be null)
+};
+
+struct ModelSlotState {
+  std::vector<ModelHook> hooks;  // arrival order; dispatch order is a stable sort by priority
+  std::optional<int> chain, aggregate, finalize;  // configured companions' parameters
+};
+using ModelSet = std::array<ModelSlotState, slot_count>;
+
+inline std::size_t total_hooks(const ModelSet& set) {
+  std::size_t n = 0;
+  for (const ModelSlotState& slot : set) n += slot.hooks.size();
+  return n;
+}
+
+inline std::vector<ModelHook> dispatch_order(std::vector<ModelHook> hooks) {
+  std::stable_sort(hooks.begin(), hooks.end(),
+                   [](const ModelHook& a, const ModelHook& b) { return a.priority < b.priority; });
+  return hooks;
+}
+
+// What happens during a dispatch besides its calls: hooks performing operations, hooks parking.
+struct Step {
+  enum Kind { Mutate, Suspend } kind;
+  int token;
+  OpList ops;
+};
+
+struct Prediction {
+  std::vector<Event> events;
+  std::vector<Step> steps;
+  std::string result;
+  std::size_t hooks_run = 0;
+  bool failed = false;
+};
+
+struct ModelThrow {
+  std::string what;
+};
+
+// One dispatch of the SPEC table, over a snapshot.
+class Predictor {
+ public:
+  Predictor(SlotKind kind, const ModelSlotState& state, Call call)
+      : kind_(kind),
+        hooks_(dispatch_order(state.hooks)),
+        limit_(state.chain.value_or(default_limit)),
+        weight_(state.aggregate.value_or(default_weight)),
+        offset_(state.finalize.value_or(default_offset)),
+        call_(call) {}
+
+  Prediction run() {
+    try {
+      p_.result = dispatch();
+    } catch (const ModelThrow& error) {
+      p_.result = "throw:" + error.what;
+      p_.failed = true;
+    }
+    return std::move(p_);
+  }
+
+ private:
+  int run_default() {
+    p_.events.push_back({by_default, kBegin, call_.x});
+    if (call_.x == default_throws_on) throw ModelThrow{"default rejects 13"};
+    return call_.x;
+  }
+  int run_hook(const ModelHook& hook, std::optional<int> last = std::nullopt) {
+    ++p_.hooks_run;
+    p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : call_.x});
+    if (hook.mutations) p_.steps.push_back({Step::Mutate, hook.token, hook.mutations});
+    if (hook.behaviour.suspend) {
+      p_.steps.push_back({Step::Suspend, hook.token, nullptr});
+      p_.events.push_back({hook.token, kResumed, 0});
+    }
+    if (hook.behaviour.throws) throw ModelThrow{"hook " + std::to_string(hook.token) + " throws"};
+    return kind_.fold() ? fold_value(last, hook.behaviour.k) : plain_value(call_, hook.behaviour.k);
+  }
+  bool breaks(int v) {
+    p_.events.push_back({by_chain, kBegin, v});
+    if (v == chain_throws_on) throw ModelThrow{"chain rejects 42"};
+    return v < limit_;
+  }
+  std::string aggregate(const std::vector<int>& outputs) {
+    p_.events.push_back({by_aggregate, kBegin, static_cast<long long>(outputs.size())});
+    if (outputs.size() == aggregate_throws_on) throw ModelThrow{"aggregate rejects 6 outputs"};
+    return kind_.has(kOutput) ? join(weight_, outputs) : std::to_string(hash(weight_, outputs));
+  }
+  // The result of the rows above "... + Finalize", finalized when the slot has Finalize.
+  std::string finish(int result) {
+    if (!kind_.has(kFinalize)) return std::to_string(result);
+    p_.events.push_back({by_finalize, kBegin, result});
+    if (result == finalize_throws_on) throw ModelThrow{"finalize rejects 7"};
+    if (kind_.has(kOutput)) return "o" + std::to_string(offset_) + ":" + std::to_string(result);
+    return std::to_string(result + offset_);
+  }
+
+  std::string dispatch() {
+    const bool none = hooks_.empty();
+    const bool always = kind_.mode == Mode::Always;
+    if (kind_.has(kVoid)) {
+      if (always || none) run_default();
+      if (kind_.mode == Mode::Singleton && !none) run_hook(hooks_.front());
+      else for (const ModelHook& h : hooks_) run_hook(h);
+      return "void";
+    }
+    if (kind_.mode == Mode::Singleton) return std::to_string(none ? run_default() : run_hook(hooks_.front()));
+    const bool chain = kind_.has(kChain), aggregates = kind_.has(kAggregate);
+
+    if (!chain && !aggregates) {  // the fold: Always from the default, Fallback from nullopt
+      if (!always && none) return finish(run_default());
+      std::optional<int> last;
+      if (always) last = run_default();
+      for (const ModelHook& h : hooks_) last = run_hook(h, last);
+      return finish(*last);
+    }
+    if (chain && !aggregates) {
+      if (always) {  // the default is chain-checked first; its Break returns it
+        int v = run_default();
+        if (breaks(v)) return finish(v);
+        for (const ModelHook& h : hooks_) {
+          v = run_hook(h);
+          if (breaks(v)) return finish(v);
+        }
+        return finish(v);
+      }
+      if (none) return finish(run_default());  // not chain-checked
+      for (const ModelHook& h : hooks_) {
+        const int v = run_hook(h);
+        if (breaks(v)) return finish(v);
+      }
+      return finish(run_default());  // all Continue: the default has the last word
+    }
+    // Aggregate, with or without Chain.
+    std::vector<int> outputs;
+    if (always) {
+      outputs.push_back(run_default());
+      if (chain && breaks(outputs.back())) return aggregate(outputs);
+    } else if (none) {
+      const int v = run_default();
+      return kind_.has(kOutput) ? aggregate({v}) : std::to_string(v);  // returned directly without Output
+    }
+    for (const ModelHook& h : hooks_) {
+      outputs.push_back(run_hook(h));
+      if (chain && breaks(outputs.back())) return aggregate(outputs);
+    }
+    return aggregate(outputs);
+  }
+
+  SlotKind kind_;
+  std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
+  int limit_, weight_, offset_;   // the companions' parameters
+  Call call_;
+  Prediction p_;
+};
+
+}  // namespace hookset_model
