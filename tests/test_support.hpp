@@ -181,16 +181,7 @@ struct RecordingObserver : hookset::Observer {
   }
 };
 
-// Installs an observer for one scope and restores the previous one.
-class ScopedObserver {
- public:
-  explicit ScopedObserver(hookset::Observer* observer) : previous_(hookset::set_observer(observer)) {}
-  ~ScopedObserver() { hookset::set_observer(previous_); }
-  ScopedObserver(const ScopedObserver&) = delete;
-  ScopedObserver& operator=(const ScopedObserver&) = delete;
-
- private:
-  hookset::Observer* previous_;
-};
+// The library's own scope guard (kept under this name for the tests that use it).
+using ScopedObserver = hookset::ScopedObserver;
 
 }  // namespace test_support
