@@ -47,7 +47,7 @@ struct Counter {
   }
 };
 
-TEST_CASE("a Stateful hook keeps its state across dispatches; copies share it") {
+TEST_CASE("a Stateful hook keeps its state across dispatches, and copies share it") {
   Set set;
   hookset::Stateful counter{Counter{}};
   set.add<NextId>(counter);
@@ -312,7 +312,7 @@ TEST_CASE("an exception from the state's call propagates and releases the lock")
   CHECK(hookset::sync_wait(set.call<NextId>("good")) == 2);
 }
 
-TEST_CASE("a Stateful called directly is a Task; re-entry then names no slot") {
+TEST_CASE("a Stateful called directly is a Task, and a re-entry then names no slot") {
   struct Direct {
     int n = 0;
     int operator()(int add) { return n += add; }
