@@ -108,25 +108,10 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
   bool await_ready() {
     if constexpr (fast_path) {
       if (!current_observer()) [[likely]] return run_plain();
+    } else if constexpr (fast_chain) {
+      if (!current_observer()) [[likely]] return run_chain();
     }
-    start();
-    sync_dispatch_scope scope;
-    try {
-      if (advance()) {
-        trace_end(nullptr);
-        return true;
-      }
-    } catch (...) {
-      trace_end(std::current_exception());
-      throw;
-    }
-    // Suspending: from here on the dispatch owns a reference to its hooks. Taken while the
-    // synchronous scope still protects the snapshot (it may already be parked).
-    if (state_) {
-      state_->acquire();
-      holds_state_ = true;
-    }
-    return false;
+    return run_general();
   }
 
   // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
@@ -149,7 +134,29 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
   }
 
  private:
-  // ---- the fast path ----------------------------------------------------------------------
+  // Every mode and companion, observed or not: the state machine from the start.
+  bool run_general() {
+    start();
+    sync_dispatch_scope scope;
+    try {
+      if (advance()) {
+        trace_end(nullptr);
+        return true;
+      }
+    } catch (...) {
+      trace_end(std::current_exception());
+      throw;
+    }
+    // Suspending: from here on the dispatch owns a reference to its hooks. Taken while the
+    // synchronous scope still protects the snapshot (it may already be parked).
+    if (state_) {
+      state_->acquire();
+      holds_state_ = true;
+    }
+    return false;
+  }
+
+  // ---- the fast paths ----------------------------------------------------------------------
 
   // Fold, void and singleton slots with a synchronous default and no companion, dispatched with
   // no observer installed: the common case, run as one tight loop over the snapshot's entries
@@ -173,6 +180,11 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
     hook_count_ = static_cast<std::size_t>(last - first);
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     const entry* hook = first;
+    if constexpr (!traits::is_always && !is_void) {
+      // Fallback's first `last` is empty; written whole (not just its flag) for the same
+      // store-forwarding reason as below.
+      value_ = value_slot<result>();
+    }
     const bool finished = std::apply([&](auto&... stored) {
       if constexpr (traits::is_always) {
         // (An assignment, not emplace: Clang 14 then writes the optional in one store, which
@@ -192,6 +204,66 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
       }
       return true;
     }, args_);
+    next_hook_ = static_cast<std::size_t>(hook - first);
+    if (finished) {
+      stage_ = stage::done;
+      return true;
+    }
+    // An asynchronous hook: the state machine takes over from it, as a suspending dispatch.
+    stage_ = stage::hooks;
+    if (advance()) return true;
+    state_->acquire();
+    holds_state_ = true;
+    return false;
+  }
+
+  // Chain slots (with neither Aggregate nor Finalize) whose default and chain companion answer
+  // synchronously: the same tight loop, checking each output as it comes.
+  template <class C>
+  static constexpr bool chain_is_sync = [] {
+    if constexpr (std::is_void_v<C>) return false;
+    else return classify_result<std::invoke_result_t<C&, const result&>, Flow>() == call_kind::sync &&
+                (!std::is_invocable_v<const C&, const result&> ||
+                 classify_result<std::invoke_result_t<const C&, const result&>, Flow>() == call_kind::sync);
+  }();
+  static constexpr bool fast_chain = traits::has_chain && !traits::has_aggregate && !traits::has_finalize &&
+                                     default_call<S>::kind == call_kind::sync &&
+                                     chain_is_sync<typename traits::chain>;
+
+  bool run_chain() {
+    const state_type* const state = storage_->current();
+    if (state) chain_.bind(state->chain);
+    if (!chain_.usable()) [[unlikely]] return run_general();  // reports the missing companion
+    const entry* const first = state ? state->hooks.data() : nullptr;
+    const entry* const last = first + (state ? state->hooks.size() : 0);
+    state_ = state;
+    hooks_ = first;
+    hook_count_ = static_cast<std::size_t>(last - first);
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    const entry* hook = first;
+    const bool finished = chain_.visit([&](auto& chain) {
+      return std::apply([&](auto&... stored) {
+        const auto run_default = [&] { value_ = S::default_impl(static_cast<arg_ref_t<A>>(stored)...); };
+        if constexpr (traits::is_always) {
+          run_default();
+          // Checked even without hooks (the verdict then changes nothing); Break: no hook runs.
+          if (chain(std::as_const(*value_)) == Flow::Break) return true;
+        } else if (first == last) {
+          run_default();  // Fallback without hooks: the default, not chain-checked
+          return true;
+        }
+        for (; hook != last; ++hook) {
+          if (!hook->sync) [[unlikely]] return false;
+          value_ = hook->sync(hook->object, static_cast<arg_ref_t<A>>(stored)...);
+          if (chain(std::as_const(*value_)) == Flow::Break) {
+            ++hook;
+            return true;
+          }
+        }
+        if constexpr (traits::is_fallback) run_default();  // every hook said Continue
+        return true;
+      }, args_);
+    });
     next_hook_ = static_cast<std::size_t>(hook - first);
     if (finished) {
       stage_ = stage::done;
