@@ -110,6 +110,8 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
       if (!current_observer()) [[likely]] return run_plain();
     } else if constexpr (fast_chain) {
       if (!current_observer()) [[likely]] return run_chain();
+    } else if constexpr (fast_aggregate) {
+      if (!current_observer()) [[likely]] return run_aggregate();
     }
     return run_general();
   }
@@ -266,6 +268,62 @@ class [[nodiscard]] dispatch<S, mp::mp_list<A...>> {
     });
     next_hook_ = static_cast<std::size_t>(hook - first);
     if (finished) {
+      stage_ = stage::done;
+      return true;
+    }
+    // An asynchronous hook: the state machine takes over from it, as a suspending dispatch.
+    stage_ = stage::hooks;
+    if (advance()) return true;
+    state_->acquire();
+    holds_state_ = true;
+    return false;
+  }
+
+  // Aggregate slots without Chain whose default and aggregate answer synchronously: collect
+  // the outputs in one loop, then aggregate them.
+  template <class C>
+  static constexpr bool aggregate_is_sync = [] {
+    if constexpr (std::is_void_v<C>) return false;
+    else return classify_result<std::invoke_result_t<C&, std::vector<result>&&>, output>() == call_kind::sync &&
+                (!std::is_invocable_v<const C&, std::vector<result>&&> ||
+                 classify_result<std::invoke_result_t<const C&, std::vector<result>&&>, output>() == call_kind::sync);
+  }();
+  static constexpr bool fast_aggregate = traits::has_aggregate && !traits::has_chain &&
+                                         default_call<S>::kind == call_kind::sync &&
+                                         aggregate_is_sync<typename traits::aggregate>;
+
+  bool run_aggregate() {
+    const state_type* const state = storage_->current();
+    if (state) aggregate_.bind(state->aggregate);
+    if (!aggregate_.usable()) [[unlikely]] return run_general();  // reports the missing companion
+    const entry* const first = state ? state->hooks.data() : nullptr;
+    const entry* const last = first + (state ? state->hooks.size() : 0);
+    if constexpr (!traits::is_always && !traits::has_output) {
+      if (first == last) {  // Fallback without hooks: the default, returned directly
+        output_.emplace(with_args([](arg_ref_t<A>... a) -> decltype(auto) { return S::default_impl(a...); }));
+        stage_ = stage::done;
+        return true;
+      }
+    }
+    state_ = state;
+    hooks_ = first;
+    hook_count_ = static_cast<std::size_t>(last - first);
+    outputs_.reserve(hook_count_ + 1);  // the one allocation: the vector the aggregate receives
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    const entry* hook = first;
+    const bool finished = std::apply([&](auto&... stored) {
+      // Always: the default's output first; Fallback: only without hooks (with Output<T>).
+      if (traits::is_always || first == last)
+        outputs_.push_back(S::default_impl(static_cast<arg_ref_t<A>>(stored)...));
+      for (; hook != last; ++hook) {
+        if (!hook->sync) [[unlikely]] return false;
+        outputs_.push_back(hook->sync(hook->object, static_cast<arg_ref_t<A>>(stored)...));
+      }
+      return true;
+    }, args_);
+    next_hook_ = static_cast<std::size_t>(hook - first);
+    if (finished) {
+      output_.emplace(aggregate_.visit([&](auto& aggregate) -> output { return aggregate(std::move(outputs_)); }));
       stage_ = stage::done;
       return true;
     }
