@@ -157,6 +157,12 @@ class task_promise_base : public pooled_frame, public context_carrier {
 #if HOOKSET_TASK_SYMMETRIC_TRANSFER
       return promise.continuation_;
 #else
+      // Finishing inside the resume() call of start() on this very thread: the awaiter is
+      // still in await_suspend, on this stack, and will continue by itself - no race to settle.
+      if (starting_task == &promise) {
+        promise.finished_inline_ = true;
+        return std::noop_coroutine();
+      }
       // acq_rel: release publishes our result to the awaiter if it arrives second; acquire
       // makes its write of continuation_ visible to us if we arrive second.
       if (promise.arrived_.exchange(true, std::memory_order_acq_rel)) {
@@ -183,7 +189,12 @@ class task_promise_base : public pooled_frame, public context_carrier {
 #if HOOKSET_TASK_SYMMETRIC_TRANSFER
     return std::coroutine_handle<>(task);
 #else
+    const task_promise_base* const outer = starting_task;
+    starting_task = &promise;
     task.resume();
+    starting_task = outer;
+    // The common case, a task that finished without suspending: no atomic operation at all.
+    if (promise.finished_inline_) return false;
     // Second to arrive: the task has finished, so the awaiter goes on without suspending.
     return !promise.arrived_.exchange(true, std::memory_order_acq_rel);
 #endif
@@ -194,6 +205,9 @@ class task_promise_base : public pooled_frame, public context_carrier {
   std::coroutine_handle<> continuation_;
 #if !HOOKSET_TASK_SYMMETRIC_TRANSFER
   std::atomic<bool> arrived_{false};
+  bool finished_inline_ = false;  // only ever touched by the thread running start()
+  // The task whose start() is inside its resume() call on this thread, if any.
+  static inline thread_local const task_promise_base* starting_task = nullptr;
 #endif
 };
 
