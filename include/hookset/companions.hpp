@@ -21,22 +21,16 @@ concept has_has_value = requires(const R& r) {
 // Breaks on the first failed output: std::expected, tl::expected, boost::outcome results,
 // std::optional, or any type with has_value(). Typical for validation gates.
 struct ShortCircuit {
-  template <class R>
+  template <detail::has_has_value R>
   constexpr Flow operator()(const R& output) const noexcept(noexcept(output.has_value())) {
-    static_assert(detail::has_has_value<R>,
-                  "hookset::ShortCircuit: the slot's result type needs has_value() "
-                  "(std::expected, std::optional, boost::outcome, ...)");
     return output.has_value() ? Flow::Continue : Flow::Break;
   }
 };
 
 // Breaks on the first output that has a value: "the first hook that knows the answer wins".
 struct FirstSuccess {
-  template <class R>
+  template <detail::has_has_value R>
   constexpr Flow operator()(const R& output) const noexcept(noexcept(output.has_value())) {
-    static_assert(detail::has_has_value<R>,
-                  "hookset::FirstSuccess: the slot's result type needs has_value() "
-                  "(std::optional, std::expected, ...)");
     return output.has_value() ? Flow::Break : Flow::Continue;
   }
 };

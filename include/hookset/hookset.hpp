@@ -2,7 +2,9 @@
 // hookset: named, typed, pluggable async function slots. One include for the core API.
 
 #include <hookset/companions.hpp>
+#include <hookset/errors.hpp>
 #include <hookset/hook_id.hpp>
+#include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/slot.hpp>

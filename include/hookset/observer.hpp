@@ -1,14 +1,52 @@
 #pragma once
-// The process-wide sink for warnings and dispatch tracing.
+// Observers: where warnings, dispatch tracing and per-hook events go. One may be installed
+// process-wide (set_observer) and one per set (HookSet::set_observer); a dispatch reports to
+// both.
 
 #include <atomic>
-#include <cstdint>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <string_view>
 
+#include <hookset/hook_id.hpp>
+
 namespace hookset {
+
+// How one hook's run ended.
+enum class HookOutcome : unsigned char {
+  ok,         // produced its output
+  failed,     // threw, and the dispatch failed with it (Propagate or FailClosed)
+  timed_out,  // its time limit or the dispatch's deadline expired while it ran
+  cancelled,  // it was told to stop (the dispatch was cancelled, or its answer no longer mattered)
+  skipped,    // it failed (threw, timed out) and its FailOpen policy let the dispatch go on
+};
+
+constexpr std::string_view to_string(HookOutcome outcome) noexcept {
+  switch (outcome) {
+    case HookOutcome::ok: return "ok";
+    case HookOutcome::failed: return "failed";
+    case HookOutcome::timed_out: return "timed_out";
+    case HookOutcome::cancelled: return "cancelled";
+    case HookOutcome::skipped: return "skipped";
+  }
+  return "?";
+}
+
+// One hook's run within a dispatch, as on_hook_begin / on_hook_end see it.
+struct HookEvent {
+  std::string_view slot;
+  std::uint64_t dispatch_id = 0;
+  HookId hook;
+  std::string_view name;  // the registration's name, empty if it has none
+  std::size_t position = 0;  // its place in the dispatch order (0 = first hook)
+  // on_hook_end only:
+  std::chrono::nanoseconds duration{0};  // from its start until its output (or failure) arrived
+  HookOutcome outcome = HookOutcome::ok;
+  std::exception_ptr error;  // what it threw, or the DispatchTimeout / DispatchCancelled
+};
 
 struct Observer {
   virtual ~Observer() = default;
@@ -16,6 +54,11 @@ struct Observer {
   virtual void on_dispatch_begin(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/) {}
   virtual void on_dispatch_end(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/,
                                std::size_t /*hooks_run*/, std::exception_ptr /*error*/) {}
+  // Per-hook events cost two clock readings and two calls per hook: a dispatch makes them only
+  // for observers that ask for them here (asked once per dispatch).
+  virtual bool wants_hook_events() const noexcept { return false; }
+  virtual void on_hook_begin(const HookEvent& /*event*/) {}
+  virtual void on_hook_end(const HookEvent& /*event*/) {}
 };
 
 // Writes warnings to std::clog; ignores tracing. Install with set_observer(&instance).
@@ -33,8 +76,9 @@ inline Observer* current_observer() noexcept {
   return installed_observer.load(std::memory_order_acquire);
 }
 
-inline void warn(std::string_view slot, std::string_view message) {
+inline void warn(std::string_view slot, std::string_view message, Observer* set_observer = nullptr) {
   if (Observer* observer = current_observer()) observer->on_warning(slot, message);
+  if (set_observer) set_observer->on_warning(slot, message);
 }
 }  // namespace detail
 

@@ -12,13 +12,13 @@
 // finds it busy suspends until the holder is done (never blocking a thread, never failing).
 // A *re-entry* - the hook, directly or through dispatches it awaits, reaching itself while it
 // holds its lock - would wait for itself forever; it is detected instead, because every
-// library coroutine carries the identity of its chain of awaiting calls
-// (detail/execution_context.hpp), and it calls `value.on_reentrancy(ReentrancyError)` if T has
+// library coroutine carries the identity of its stack of awaiting calls
+// (coro/await_context.hpp), and it calls `value.on_reentrancy(ReentrancyError)` if T has
 // one (its result becomes the hook's output), else throws ReentrancyError.
 //
-// Detection follows the chain through co_await on hookset::Task and on dispatches, and through
+// Detection follows the await stack through co_await on hookset::Task and on dispatches, and through
 // sync_wait called from the hook's synchronous code or from synchronous hooks. A coroutine type
-// of your own starts a new chain: awaiting the same Stateful from inside one that its holder
+// of your own starts a new await stack: awaiting the same Stateful from inside one that its holder
 // awaits is not recognised (and waits forever, as it would without detection).
 
 #include <memory>
@@ -29,13 +29,14 @@
 #include <type_traits>
 #include <utility>
 
-#include <hookset/detail/async_mutex.hpp>
-#include <hookset/detail/awaitable.hpp>
-#include <hookset/detail/execution_context.hpp>
-#include <hookset/detail/hook_shape.hpp>
+#include <hookset/coro/async_mutex.hpp>
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/type_name.hpp>
 #include <hookset/slot.hpp>
-#include <hookset/task.hpp>
 
 namespace hookset {
 
@@ -86,14 +87,6 @@ template <class T>
 concept has_on_reentrancy = requires(T& value, ReentrancyError error) {
   value.on_reentrancy(std::move(error));
 };
-
-template <class Slot, class Hook, class Expected, class Returned>
-constexpr bool report_on_reentrancy_result() {
-  static_assert(sizeof(Hook) == 0,
-                "hookset: Stateful<T>: T::on_reentrancy(ReentrancyError) must return what the "
-                "hook returns for the slot (Expected), directly or as an awaitable");
-  return false;
-}
 
 struct unlock_on_exit {
   async_mutex& mutex;
@@ -146,23 +139,23 @@ class Stateful {
 
   // What a HookSet calls for slot S (so that a re-entry can name the slot).
   template <class S, class... Args>
-  Task<typename detail::slot_traits<S>::result> call_for(Args&&... args) const {
-    return locked<typename detail::slot_traits<S>::result, S>(state_, slot_name<S>, detail::type_name<T>,
+  Task<typename S::result_type> call_for(Args&&... args) const {
+    return locked<typename S::result_type, S>(state_, slot_name<S>, detail::type_name<T>,
                                                       detail::kept_call<Args...>{{std::forward<Args>(args)...}});
   }
 
  private:
   template <class R, class Slot, class Body, bool Handled = true>
   static Task<R> locked(std::shared_ptr<state> st, std::string_view slot, std::string_view hook_type, Body body) {
-    const detail::execution_context* chain = co_await detail::current_execution_context();
-    if (chain && chain->holds(st.get())) [[unlikely]] {
+    const detail::await_context* context = co_await detail::current_await_context();
+    if (context && context->holds(st.get())) [[unlikely]] {
       ReentrancyError error{std::string(slot), std::string(hook_type)};
       if constexpr (Handled && detail::has_on_reentrancy<T>) {
         using returned = decltype(st->value.on_reentrancy(std::move(error)));
         if constexpr (detail::classify_result<returned, R>() == detail::call_kind::invalid) {
-          detail::report_on_reentrancy_result<Slot, T, R, returned>();
+          [[maybe_unused]] constexpr bool reported = detail::report_on_reentrancy_result<Slot, T, R, returned>();
         } else {
-          co_return co_await run_in<R>(chain, [&] { return st->value.on_reentrancy(std::move(error)); });
+          co_return co_await run_in<R>(context, [&] { return st->value.on_reentrancy(std::move(error)); });
         }
       } else {
         throw error;
@@ -170,24 +163,24 @@ class Stateful {
     }
     co_await st->mutex.lock();
     detail::unlock_on_exit unlock{st->mutex};
-    const detail::execution_context link{st.get(), chain};
+    const detail::await_context link{context, st.get()};
     co_return co_await run_in<R>(&link, [&] { return body(st->value); });
   }
 
   // Calls f() in `context` (the scoped one for its synchronous part, the coroutine's own for
   // what it returns to await) and produces its result.
   template <class R, class F>
-  static Task<R> run_in(const detail::execution_context* context, F f) {
+  static Task<R> run_in(const detail::await_context* context, F f) {
     using returned = std::invoke_result_t<F&>;
     if constexpr (detail::is_awaitable_v<returned>) {
       auto awaitable = [&]() -> returned {
-        detail::execution_context_scope scope(context);
+        detail::await_context_scope scope(context);
         return f();
       }();
-      co_await detail::exchange_execution_context{context};
+      co_await detail::exchange_await_context{context};
       co_return co_await std::move(awaitable);
     } else {
-      detail::execution_context_scope scope(context);
+      detail::await_context_scope scope(context);
       co_return f();
     }
   }

@@ -1,4 +1,4 @@
-// The built-in chain companions (SPEC.md "Companions"): hookset::ShortCircuit breaks on the
+// The built-in chain companions (docs/semantics.md, "Companions"): hookset::ShortCircuit breaks on the
 // first output whose has_value() is false, hookset::FirstSuccess on the first whose has_value()
 // is true. Exercised on their own and as the Chain of Always / Fallback slots, with
 // std::optional, a custom type with has_value(), boost::outcome and (where the standard library

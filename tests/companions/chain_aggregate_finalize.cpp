@@ -1,4 +1,4 @@
-// Companions (SPEC.md "Dispatch" table, rows with Chain / Aggregate / Finalize, and the
+// Companions (docs/semantics.md, "Dispatch" table, rows with Chain / Aggregate / Finalize, and the
 // companion paragraph): one test case per row and case, Output<T>, asynchronous companions,
 // configured companions, companions that cannot be default-constructed, companion exceptions.
 //

@@ -1,8 +1,13 @@
 # cmake -DBUILD_DIR=<dir> -DTARGET=<target> -DSOURCE=<snippet.cpp> [-DCONFIG=<cfg>] -P check.cmake
 #
-# Passes only if building <target> FAILS and the build output matches EVERY `// EXPECT: <regex>`
-# line of <SOURCE> (CMake regex syntax, searched anywhere in the output). Otherwise prints the
-# output and fails. A snippet with no EXPECT line fails, so a failure can never pass "by accident".
+# Passes only if building <target> FAILS and
+#  - the build output matches EVERY `// EXPECT: <regex>` line of <SOURCE> (CMake regex syntax,
+#    searched anywhere in the output);
+#  - the first error the compiler reports is hookset's own (contains "hookset:"): misuse is
+#    reported in the library's words first, not as a failure deep inside it;
+#  - with a `// EXPECT-ERRORS: <n>` line, the compiler reports exactly n errors.
+# Otherwise prints the output and fails. A snippet with no EXPECT line fails, so a failure can
+# never pass "by accident".
 
 foreach(var BUILD_DIR TARGET SOURCE)
   if(NOT DEFINED ${var})
@@ -49,7 +54,28 @@ endif()
 string(REGEX REPLACE "FAILED: [^\n]*\n[^\n]*\n" "" diagnostics "${output}")
 string(REGEX REPLACE "\\[[0-9]+/[0-9]+\\] [^\n]*\n" "" diagnostics "${diagnostics}")
 
+# The compiler's error lines ("<file>:<line>:<col>: error: ..." with GCC and Clang).
+# (Semicolons would split the CMake list: messages contain them.)
+string(REPLACE ";" "," diagnostics_as_list "${diagnostics}")
+string(REGEX MATCHALL "[^\n]*: error: [^\n]*" error_lines "${diagnostics_as_list}")
+list(LENGTH error_lines error_count)
 set(missing "")
+if(error_count EQUAL 0)
+  list(APPEND missing "(no line with ': error: ')")
+else()
+  list(GET error_lines 0 first_error)
+  if(NOT first_error MATCHES "hookset: ")
+    list(APPEND missing "the first error is not hookset's own: ${first_error}")
+  endif()
+endif()
+file(STRINGS "${SOURCE}" count_lines REGEX "^[ \t]*//[ \t]*EXPECT-ERRORS:")
+if(count_lines)
+  list(GET count_lines 0 count_line)
+  string(REGEX REPLACE "^[ \t]*//[ \t]*EXPECT-ERRORS:[ \t]*([0-9]+).*" "\\1" expected_count "${count_line}")
+  if(NOT error_count EQUAL expected_count)
+    list(APPEND missing "exactly ${expected_count} error(s), but the compiler reported ${error_count}")
+  endif()
+endif()
 foreach(regex IN LISTS expects)
   if(NOT diagnostics MATCHES "${regex}")
     list(APPEND missing "${regex}")

@@ -1,5 +1,5 @@
 // A hook must return R, Task<R> or an awaitable of R.
-// EXPECT: hookset: the hook must be callable as ExpectedCall and return the slot's result type R
+// EXPECT: hookset: the hook takes the slot.s arguments, but its result is wrong: it must return the slot.s result type R
 // EXPECT: CountTokens
 #include <hookset/hookset.hpp>
 #include <optional>

@@ -1,6 +1,7 @@
 // With Output<T> the aggregate must produce T.
 // EXPECT: hookset: the Aggregate companion must be callable as
 // EXPECT: Labels
+// EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// Asynchronous dispatch (SPEC.md "Dispatch", "Errors and bad input"): coroutine hooks mixed with
+// Asynchronous dispatch (docs/semantics.md, "Dispatch", "Errors and bad input"): coroutine hooks mixed with
 // synchronous ones, asynchronous defaults, awaitables that are not hookset::Task, hooks that
 // really suspend and are resumed later (from the test body or another thread), exceptions after
 // a suspension, and dispatches awaited from inside coroutines, hooks included.

@@ -1,4 +1,4 @@
-// Dispatch modes without companions (SPEC.md "Dispatch"): Always, Fallback and Singleton, with
+// Dispatch modes without companions (docs/semantics.md, "Dispatch"): Always, Fallback and Singleton, with
 // and without hooks, what `last` each hook sees, void slots, priorities, exceptions, and how
 // arguments are bound (reference parameters, move-only values, one binding per dispatch).
 //

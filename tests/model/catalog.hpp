@@ -1,5 +1,5 @@
 // The slots the model-based tests run (tests/model/randomized.cpp): one int(Call) or void(Call)
-// slot per row of the SPEC dispatch table, with sync and async defaults and companions, and what
+// slot per row of the dispatch table (docs/semantics.md), with sync and async defaults and companions, and what
 // every default, hook and companion call records. The behaviour here (values, when something
 // throws) is shared by the real hooks and the reference model (reference_model.hpp).
 #pragma once
@@ -171,7 +171,7 @@ struct AsyncDescribe {
   }
 };
 
-// ---- the slots: every row of the SPEC table, sync and async defaults and companions --------------
+// ---- the slots: every row of the dispatch table, sync and async defaults and companions --------------
 
 enum class Mode { Always, Fallback, Singleton };
 enum Flags : unsigned {
@@ -183,7 +183,7 @@ struct SlotKind {
   Mode mode;
   unsigned flags;
   constexpr bool has(unsigned f) const { return (flags & f) != 0; }
-  // Fold slots hand each hook the previous output as `last` (SPEC "Registering hooks").
+  // Fold slots hand each hook the previous output as `last` (docs/semantics.md, hook shapes).
   constexpr bool fold() const {
     return mode != Mode::Singleton && !has(kVoid) && !has(kChain) && !has(kAggregate);
   }

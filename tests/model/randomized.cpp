@@ -1,10 +1,10 @@
-// Model-based randomized tests (SPEC.md "Dispatch", "Extend", "Errors and bad input").
+// Model-based randomized tests (docs/semantics.md, "Dispatch", "Extend", "Errors and bad input").
 //
 // Random sequences of operations - add (sync or coroutine hook, random priority, possibly via
 // `with`), remove (ids of live, removed, foreign and null registrations), configure, copy, extend
 // (from a set in the pool, itself, or a freshly built one), drop a set, call - run against a pool
 // of up to three HookSets over slots of every mode and companion combination, and step by step
-// against a small reference model written plainly from the SPEC table: per slot a list of
+// against a small reference model written plainly from the dispatch table (docs/semantics.md): per slot a list of
 // {token, priority, behaviour} in arrival order, stable-sorted by priority when dispatched.
 //
 // Every hook is data (`Behaviour`: a number k, whether it throws, whether it suspends, and which
@@ -405,7 +405,7 @@ class Executor {
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
     (a.variant == 0 ? slot.chain : a.variant == 1 ? slot.aggregate : slot.finalize) = a.value;
   }
-  // SPEC "Extend": merged by priority, after mine on equal priority (appending to the arrival
+  // docs/semantics.md, extend: merged by priority, after mine on equal priority (appending to the arrival
   // order says exactly that); a singleton hook or configured companion of theirs replaces mine.
   void model_extend(ModelSet& mine, ModelSet theirs) {  // by value: `theirs` may be `mine`
     for (std::size_t i = 0; i < mine.size(); ++i) {

@@ -1,6 +1,6 @@
 // The reference model of the model-based tests (tests/model/randomized.cpp), written plainly
-// from SPEC.md: a slot is a list of hooks in arrival order, dispatched in a stable sort by
-// priority; Predictor walks the SPEC dispatch table over such a snapshot and says what a dispatch
+// from docs/semantics.md: a slot is a list of hooks in arrival order, dispatched in a stable sort by
+// priority; Predictor walks the dispatch table (docs/semantics.md) over such a snapshot and says what a dispatch
 // does - its result, every call in order with its input, the hooks it runs, where hooks perform
 // operations on the pool or park.
 #pragma once
@@ -72,7 +72,7 @@ struct ModelThrow {
   std::string what;
 };
 
-// One dispatch of the SPEC table, over a snapshot.
+// One dispatch of the dispatch table, over a snapshot.
 class Predictor {
  public:
   Predictor(SlotKind kind, const ModelSlotState& state, Call call)

@@ -1,4 +1,4 @@
-// Exception safety (SPEC.md "Errors and bad input"): an exception thrown by the default, by a hook
+// Exception safety (docs/semantics.md, "Errors and bad input"): an exception thrown by the default, by a hook
 // in any position (sync, coroutine, coroutine after a real suspension) or by a companion
 // propagates out of the dispatch and leaves the set unchanged and usable; an allocation failure
 // during registration (add, add_hooks, remove, configure, extend, copy-then-add, add from inside a
@@ -272,7 +272,7 @@ void add_hook(Set& set, int t, Kind kind) {
   else set.add<S>(make_coroutine_hook<S>(t, kind == Kind::suspending));
 }
 
-// The result with hooks 1, 2, 3 for x = 5 (SPEC table): the fold gives 5123 from the default,
+// The result with hooks 1, 2, 3 for x = 5 (the dispatch table): the fold gives 5123 from the default,
 // 123 without it; the others see outputs 51, 52, 53.
 template <class S>
 int expected_with_three_hooks() {

@@ -1,4 +1,4 @@
-// Stateful<T> (SPEC.md "Stateful hooks"): mutable state behind a FIFO async mutex; independent
+// Stateful<T> (docs/semantics.md, "Stateful hooks"): mutable state behind a FIFO async mutex; independent
 // dispatches take turns; a re-entry - direct, through an async nested dispatch, through another
 // slot, through sync_wait - is reported as ReentrancyError (or handed to on_reentrancy) instead
 // of waiting for itself forever; a stateful hook may dispatch other slots freely.

@@ -1,4 +1,4 @@
-// Concurrent dispatch (SPEC.md "Errors and bad input": concurrent dispatches of an unchanged set
+// Concurrent dispatch (docs/semantics.md, "Errors and bad input": concurrent dispatches of an unchanged set
 // from many threads are safe). Eight threads dispatch one shared set through sync_wait, over
 // every mode, with synchronous hooks, coroutine hooks, coroutine hooks that hop to another thread
 // (so a dispatch finishes on a thread other than the one that started it) and hooks that dispatch
@@ -178,7 +178,7 @@ void populate(Set& set) {
   });
 }
 
-// The result of slot `slot` for argument x, per the SPEC table; -1 for the void slot.
+// The result of slot `slot` for argument x, per the dispatch table (docs/semantics.md); -1 for the void slot.
 int expected(int slot, int x) {
   switch (slot) {
     case 0: return x + 10;

@@ -1,4 +1,4 @@
-// Stateful hooks under contention from several threads (SPEC.md "Stateful hooks"): calls are
+// Stateful hooks under contention from several threads (docs/semantics.md, "Stateful hooks"): calls are
 // serialised - every id handed out exactly once - and a waiter resumed by another thread's
 // unlock finishes its dispatch there. Also run under ThreadSanitizer (scripts/test.sh).
 #include "hookset_catch.hpp"

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <mutex>
 
-#include <hookset/detail/execution_context.hpp>
+#include <hookset/coro/await_context.hpp>
 
 namespace hookset::detail {
 
@@ -99,7 +99,7 @@ class async_mutex {
     }
   }
 
-  // Resumes a waiter that now owns the lock. The waiter belongs to another chain, so it runs
+  // Resumes a waiter that now owns the lock. The waiter belongs to another await stack, so it runs
   // with no scoped context. A waiter that finishes at once unlocks again and resumes the next
   // one from inside this call; beyond a small depth the handover is deferred to the outermost
   // hand_over on this thread instead, so a long queue cannot exhaust the stack.
@@ -121,7 +121,7 @@ class async_mutex {
       queue.tail = waiter;
       return;
     }
-    execution_context_scope no_chain(nullptr);
+    await_context_scope no_context(nullptr);
     ++queue.depth;
     waiter->waiting_.resume();  // `waiter` may be gone from here on
     if (queue.depth == 1) {

@@ -1,0 +1,128 @@
+#pragma once
+// hookset::sync_wait: runs an awaitable to completion from ordinary (non-coroutine) code.
+
+#include <condition_variable>
+#include <coroutine>
+#include <exception>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/task.hpp>
+
+namespace hookset {
+
+namespace detail {
+
+// What sync_wait returns: the awaitable's result, except that an rvalue reference becomes a
+// value (it would usually dangle: it points into the awaiter or a temporary task).
+template <class T>
+using sync_wait_result_t =
+    std::conditional_t<std::is_rvalue_reference_v<await_result_t<T>>,
+                       std::remove_cvref_t<await_result_t<T>>, await_result_t<T>>;
+
+// One-shot event. set() notifies while holding the lock, so the waiter cannot return (and
+// destroy the event) before set() is done with it.
+class sync_wait_event {
+ public:
+  void set() noexcept {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    ready_.notify_one();
+  }
+  void wait() noexcept {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return done_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool done_ = false;
+};
+
+// Wraps an awaiter whose await_ready() was already called (and returned false), so that
+// `co_await` on the wrapper goes straight to its await_suspend.
+template <class Awaiter>
+struct already_checked_awaiter {
+  Awaiter& awaiter;
+
+  bool await_ready() const noexcept { return false; }
+  template <class Promise>
+  decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
+    return awaiter.await_suspend(awaiting);
+  }
+  decltype(auto) await_resume() { return awaiter.await_resume(); }
+};
+
+// The coroutine sync_wait runs an awaiter in: it stores the result and sets the event at its
+// final suspend point. The frame is destroyed by the owning sync_wait_driver afterwards.
+template <class T>
+class sync_wait_driver {
+ public:
+  struct promise_type : pooled_frame, await_context_carrier, coroutine_result<T> {
+    sync_wait_event* event = nullptr;
+
+    sync_wait_driver get_return_object() noexcept {
+      return sync_wait_driver(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    auto final_suspend() const noexcept {
+      struct set_event {
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
+          self.promise().event->set();
+        }
+        void await_resume() const noexcept {}
+      };
+      return set_event{};
+    }
+  };
+
+  sync_wait_driver(sync_wait_driver&& other) noexcept
+      : coroutine_(std::exchange(other.coroutine_, {})) {}
+  sync_wait_driver& operator=(sync_wait_driver&&) = delete;
+  ~sync_wait_driver() {
+    if (coroutine_) coroutine_.destroy();
+  }
+
+  // Blocks until the driven awaiter has completed, on whichever thread that happens.
+  T run() {
+    sync_wait_event event;
+    coroutine_.promise().event = &event;
+    // Blocking here on behalf of the scoped context, if any: what we drive belongs to it.
+    coroutine_.promise().context_ = scoped_await_context;
+    coroutine_.resume();
+    event.wait();
+    return std::move(coroutine_.promise()).result();
+  }
+
+ private:
+  explicit sync_wait_driver(std::coroutine_handle<promise_type> coroutine) noexcept
+      : coroutine_(coroutine) {}
+  std::coroutine_handle<promise_type> coroutine_;
+};
+
+template <class T, class Awaiter>
+sync_wait_driver<T> drive_awaiter(Awaiter& awaiter) {
+  co_return co_await already_checked_awaiter<Awaiter>{awaiter};
+}
+
+}  // namespace detail
+
+// Runs `awaitable` to completion on the calling thread (blocking it while the awaitable is
+// suspended, which it may finish on any thread) and returns its result or rethrows its
+// exception. await_ready() is called exactly once; when it returns true the result is taken
+// right away: no coroutine frame, no allocation, no synchronisation.
+template <class A>
+  requires detail::Awaitable<A>
+detail::sync_wait_result_t<A> sync_wait(A&& awaitable) {
+  using result_type = detail::sync_wait_result_t<A>;
+  auto&& awaiter = detail::get_awaiter(std::forward<A>(awaitable));
+  if (awaiter.await_ready()) return awaiter.await_resume();
+  return detail::drive_awaiter<result_type>(awaiter).run();
+}
+
+}  // namespace hookset

@@ -1,0 +1,332 @@
+#pragma once
+// Every compile-time diagnostic of hookset, in one place. Each check is written so that its
+// failure yields one error - ours - whose instantiation context names the slot (or the set,
+// the hook type) involved: the static_asserts sit in templates taking those types as arguments.
+
+#include <cstddef>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
+#include <hookset/companions.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/slot_traits.hpp>
+
+namespace hookset::detail {
+
+// ---------------------------------------------------------------------------------------------
+// Slots
+
+// instantiation context (slot_rules<YourSlot>::...) names the slot. check_rules stops at the
+// first rule that does not hold, so a bad slot yields one error.
+
+template <class Rule, class... Rest>
+constexpr bool all_hold() {
+  if constexpr (!Rule::holds) return false;
+  else if constexpr (sizeof...(Rest) == 0) return true;
+  else return all_hold<Rest...>();
+}
+
+template <class Rule, class... Rest>
+constexpr bool check_rules() {
+  if constexpr (!Rule::holds) {
+    Rule::report();
+    return false;
+  } else if constexpr (sizeof...(Rest) == 0) {
+    return true;
+  } else {
+    return check_rules<Rest...>();
+  }
+}
+
+template <class C>
+inline constexpr bool is_builtin_chain = std::is_same_v<C, ShortCircuit> || std::is_same_v<C, FirstSuccess>;
+
+template <class Slot>
+struct slot_rules {
+  using options = typename Slot::option_types;
+  using opts = slot_options<Slot>;
+  using result = typename Slot::result_type;
+  template <template <class> class P>
+  static constexpr std::size_t count = option_count<options, P>;
+  static constexpr bool has_companion = mp::mp_any_of<options, is_companion>::value;
+
+  struct result_is_value {
+    static constexpr bool holds = !std::is_reference_v<result>;
+    static constexpr void report() {
+      static_assert(holds, "hookset: a slot's result type must be a value type or void, not a reference");
+    }
+  };
+  struct known_options {
+    static constexpr bool holds = mp::mp_all_of<options, is_known_option>::value;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: unknown slot option: options are one mode (hookset::Always, "
+                    "hookset::Fallback, hookset::Singleton) and the companions hookset::Chain<C>, "
+                    "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>");
+    }
+  };
+  struct one_mode {
+    static constexpr bool holds = count<is_mode> == 1;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback or "
+                    "hookset::Singleton");
+    }
+  };
+  struct companions_once {
+    static constexpr bool holds = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
+                                  count<is_finalize> <= 1 && count<is_output> <= 1;
+    static constexpr void report() {
+      static_assert(holds, "hookset: each companion option may be given once per slot");
+    }
+  };
+  struct aggregate_or_finalize {
+    static constexpr bool holds = !(count<is_aggregate> == 1 && count<is_finalize> == 1);
+    static constexpr void report() {
+      static_assert(holds, "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
+    }
+  };
+  struct output_produced {
+    static constexpr bool holds = count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
+    static constexpr void report() {
+      static_assert(holds, "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
+    }
+  };
+  struct singleton_alone {
+    static constexpr bool holds = !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
+    static constexpr void report() {
+      static_assert(holds, "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
+    }
+  };
+  struct void_alone {
+    static constexpr bool holds = !(has_companion && std::is_void_v<result>);
+    static constexpr void report() {
+      static_assert(holds, "hookset: a void slot takes no companion (there are no outputs to combine)");
+    }
+  };
+  template <class ExpectedDefault>
+  struct default_declared_as {
+    static constexpr bool holds = default_call<Slot>::declared;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the slot needs a default: `static R default_impl(Args...)` "
+                    "(or returning hookset::Task<R>), see ExpectedDefault");
+    }
+  };
+  template <class ExpectedDefault>
+  struct default_shape_as {
+    static constexpr bool holds = default_call<Slot>::kind != call_kind::invalid;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the slot's default_impl must be callable as ExpectedDefault and return "
+                    "R, hookset::Task<R> or another awaitable of R");
+    }
+  };
+  using default_declared = default_declared_as<typename default_call<Slot>::expected_call>;
+  using default_shape = default_shape_as<typename default_call<Slot>::expected_call>;
+
+  using calls = companion_calls<typename opts::kind>;
+  template <class C, class Result>
+  struct builtin_chain_needs_has_value {
+    static constexpr bool holds = !is_builtin_chain<C> || has_has_value<Result>;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: Chain<ShortCircuit> and Chain<FirstSuccess> look at the result's "
+                    "has_value(): the slot's result type R needs one (std::optional, "
+                    "std::expected, boost::outcome, ...), or use a chain companion of your own");
+    }
+  };
+  struct chain_shape {
+    static constexpr bool holds = [] {
+      if constexpr (std::is_void_v<typename opts::chain>) return true;
+      else return calls::template chain_kind<typename opts::chain> != call_kind::invalid;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the Chain companion must be callable as `Flow c(const R&)` "
+                    "(or return hookset::Task<Flow>) for the slot's result type R");
+    }
+  };
+  template <class Aggregator, class Result, class Produced>
+  struct aggregate_shape_for {
+    static constexpr bool holds = [] {
+      if constexpr (std::is_void_v<Aggregator>) return true;
+      else return calls::template aggregate_kind<Aggregator> != call_kind::invalid;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the Aggregate companion must be callable as `R a(std::vector<R>)`, "
+                    "or `T a(std::vector<R>)` with Output<T> (returning it directly or as a Task); "
+                    "see Aggregator, Result (R) and Produced (R, or T with Output<T>)");
+    }
+  };
+  template <class Finalizer, class Result, class Produced>
+  struct finalize_shape_for {
+    static constexpr bool holds = [] {
+      if constexpr (std::is_void_v<Finalizer>) return true;
+      else return calls::template finalize_kind<Finalizer> != call_kind::invalid;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the Finalize companion must be callable as `R f(R)`, or `T f(R)` "
+                    "with Output<T> (returning it directly or as a Task); see Finalizer, Result "
+                    "(R) and Produced (R, or T with Output<T>)");
+    }
+  };
+  using aggregate_shape =
+      aggregate_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
+  using finalize_shape = finalize_shape_for<typename opts::finalize, result, typename opts::kind::output>;
+
+  // The options first: the default and companion checks read the parsed options.
+  static constexpr bool options_hold =
+      all_hold<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
+               output_produced, singleton_alone, void_alone>();
+
+  static constexpr bool check() {
+    if constexpr (!options_hold)
+      return check_rules<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
+                         output_produced, singleton_alone, void_alone>();
+    else
+      return check_rules<default_declared, default_shape,
+                         builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
+                         aggregate_shape, finalize_shape>();
+  }
+  static constexpr bool holds = options_hold &&
+                                all_hold<default_declared, default_shape,
+                                         builtin_chain_needs_has_value<typename opts::chain, result>,
+                                         chain_shape, aggregate_shape, finalize_shape>();
+};
+
+// Whether S is a slot at all, and a well-formed one; check_slot<S>() reports the first broken rule.
+template <class S>
+constexpr bool is_slot_type() noexcept {
+  return std::is_base_of_v<slot_base, S>;
+}
+template <class S>
+inline constexpr bool slot_ok = [] {
+  if constexpr (!is_slot_type<S>()) return false;
+  else return slot_rules<S>::holds;
+}();
+template <class S>
+constexpr bool check_slot() {
+  return slot_rules<S>::check();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+
+// A hook that does not fit its slot. Says which part is wrong: const-ness, the trailing `last`,
+// the parameters, or the result.
+template <class Slot, class ExpectedCall, class Hook, class... Tag>
+constexpr bool report_hook_shape() {
+  using kind = kind_of<Slot>;
+  using calls = hook_calls<kind>;
+  using mutable_hook = std::remove_const_t<Hook>;
+  constexpr bool needs_mutable = std::is_const_v<Hook> &&
+                                 calls::template kind<Hook, Tag...> == call_kind::invalid &&
+                                 calls::template kind<mutable_hook, Tag...> != call_kind::invalid;
+  constexpr bool wrong_last =
+      kind::is_fold
+          ? !calls::template callable_with_last<Hook, Tag...> && calls::template callable_without_last<Hook, Tag...>
+          : !calls::template callable_without_last<Hook, Tag...> && calls::template callable_with_last<Hook, Tag...>;
+  constexpr bool callable = kind::is_fold ? calls::template callable_with_last<Hook, Tag...>
+                                          : calls::template callable_without_last<Hook, Tag...>;
+  if constexpr (needs_mutable) {
+    static_assert(!needs_mutable,
+                  "hookset: an owned hook is called as const, but this hook's call operator is "
+                  "not const: make it const, keep mutable state in hookset::Stateful<T>, or "
+                  "register std::ref(hook) or a std::shared_ptr to it");
+  } else if constexpr (wrong_last && kind::is_fold) {
+    static_assert(!wrong_last,
+                  "hookset: this slot folds `last`: the hook must take the slot's arguments "
+                  "followed by `std::optional<R> last` (see ExpectedCall)");
+  } else if constexpr (wrong_last) {
+    static_assert(!wrong_last,
+                  "hookset: this slot does not fold `last` (Singleton, Chain, Aggregate or void "
+                  "slot): the hook must take only the slot's arguments, without a trailing "
+                  "std::optional<R> (see ExpectedCall)");
+  } else if constexpr (callable) {
+    static_assert(!callable,
+                  "hookset: the hook takes the slot's arguments, but its result is wrong: it must "
+                  "return the slot's result type R, hookset::Task<R> or another awaitable of R "
+                  "(see ExpectedCall)");
+  } else {
+    static_assert(callable,
+                  "hookset: the hook cannot be called with the slot's arguments: it must be "
+                  "callable as ExpectedCall (a trailing std::stop_token parameter is allowed)");
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sets
+
+template <class Slot, class Set>
+constexpr bool report_slot_not_in_set() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: this slot is not part of this HookSet: add it to the HookSet's slot list "
+                "(or to a nested HookSet)");
+  return false;
+}
+template <class Slot>
+constexpr bool report_duplicate_slot() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: a slot may appear only once in a HookSet, nested sets included");
+  return false;
+}
+template <class Member>
+constexpr bool report_invalid_member() {
+  static_assert(sizeof(Member) == 0,
+                "hookset: HookSet<...> takes slot types (deriving from hookset::Slot<R(Args...), "
+                "Mode, ...>) and nested HookSets; Member is neither");
+  return false;
+}
+template <class Object, class Set>
+constexpr bool report_implements_nothing() {
+  static_assert(sizeof(Object) == 0,
+                "hookset: add_hooks(object): the object implements no slot of this HookSet; a slot "
+                "S is implemented by a call operator taking S first: object(S, args..., [last])");
+  return false;
+}
+template <class Nested, class Set>
+constexpr bool report_not_a_nested_set() {
+  static_assert(sizeof(Nested) == 0,
+                "hookset: nested<N>(): N must be a HookSet listed directly among this set's "
+                "members (see Set)");
+  return false;
+}
+template <class Slot, class Companion>
+constexpr bool report_not_a_companion() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: configure<Slot>(companion): the companion's type must be the slot's "
+                "Chain<C>, Aggregate<A> or Finalize<F> type C, A or F");
+  return false;
+}
+template <class Slot, class Companion>
+constexpr bool report_mutable_companion() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: a configured companion is shared by every dispatch of the set and is "
+                "called as const: make its call operator const");
+  return false;
+}
+template <class Slot>
+constexpr bool report_call_arity() {
+  static_assert(sizeof(Slot) == 0, "hookset: call<Slot>(args...) takes exactly the slot's arguments");
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stateful
+
+template <class Slot, class Hook, class Expected, class Returned>
+constexpr bool report_on_reentrancy_result() {
+  static_assert(sizeof(Hook) == 0,
+                "hookset: Stateful<T>: T::on_reentrancy(ReentrancyError) must return what the "
+                "hook returns for the slot (Expected), directly or as an awaitable");
+  return false;
+}
+
+}  // namespace hookset::detail

@@ -1,0 +1,598 @@
+#pragma once
+// The dispatch engine: the awaitable `HookSet::call<S>(args...)` returns.
+//
+// One engine serves every mode x companion combination, instantiated per slot kind
+// (result, parameters, mode, companions), never per slot: a slot contributes only its
+// descriptor (name, default, failure policy) at run time.
+//
+// The rules. Each is stated once, in the function named after it:
+//   start       Always: the default runs first and its output is taken like a hook's;
+//               Fallback, Singleton: nothing runs before the hooks.
+//   take_output what happens to each output (the default's under Always, then each hook's):
+//               a fold slot keeps it as the next `last`; a chain companion judges it (Break ends
+//               the hooks); an aggregate collects it.
+//   finish      when the hooks are done: a Fallback or Singleton slot whose hooks produced no
+//               output runs its default alone (run_sole_default); a Fallback + Chain slot whose
+//               hooks all said Continue has the default's last word; then the result is
+//               produced (produce_result: aggregate, finalize, or the last output).
+//
+// How they run. Every step is a member function that returns true when the dispatch is complete
+// and false when it left an awaitable pending (an asynchronous default, hook or companion),
+// naming in `resume_` the step that takes its value. await_ready() runs the steps synchronously
+// - the whole dispatch when nothing suspends: no frame, no allocation, no suspension - and a
+// dispatch that must wait suspends into a small driver coroutine that awaits the pending
+// awaitable, stores its value and calls `resume_`, until done. The synchronous run and the
+// driver call the very same steps: no rule exists twice.
+
+#include <chrono>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <hookset/companions.hpp>
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/slot_traits.hpp>
+#include <hookset/errors.hpp>
+#include <hookset/observer.hpp>
+
+namespace hookset::detail {
+
+struct no_value {};
+
+// Where a dispatch keeps one value of type T (nothing for void).
+template <class T>
+using value_holder = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
+
+// The instance of companion C a dispatch calls: the one configured on the set if any (called
+// as const, it is shared), else one default-constructed for this dispatch - only then.
+template <class C>
+class companion_instance {
+  static constexpr bool constructible = std::is_default_constructible_v<C>;
+  struct none {};
+
+ public:
+  void bind(const configured_companion<C>& configured) noexcept { configured_ = configured.instance.get(); }
+  bool usable() const noexcept { return constructible || configured_ != nullptr; }
+
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    if constexpr (!constructible) {
+      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    } else {
+      if constexpr (std::is_invocable_v<F, const C&>)
+        if (configured_) return std::forward<F>(f)(*configured_);
+      if (!local_) local_.emplace();
+      return std::forward<F>(f)(*local_);
+    }
+  }
+
+ private:
+  const C* configured_ = nullptr;
+  [[no_unique_address]] std::conditional_t<constructible, std::optional<C>, none> local_;
+};
+template <>
+class companion_instance<void> {
+ public:
+  void bind(const configured_companion<void>&) noexcept {}
+  bool usable() const noexcept { return true; }
+};
+
+// The observers watching one dispatch, and what they asked for. Empty (all null) for the
+// common unobserved dispatch.
+struct dispatch_observers {
+  using clock = std::chrono::steady_clock;
+
+  Observer* global = nullptr;  // the process-wide observer that saw the begin
+  Observer* set = nullptr;     // the set's own
+  std::uint64_t id = 0;
+  bool hook_events = false;
+  clock::time_point hook_start{};
+
+  bool any() const noexcept { return global || set; }
+
+  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) {
+    global = process_wide;
+    set = set_observer;
+    id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
+    hook_events = (global && global->wants_hook_events()) || (set && set->wants_hook_events());
+    if (global) global->on_dispatch_begin(slot, id);
+    if (set) set->on_dispatch_begin(slot, id);
+  }
+
+  // An observer must not change the outcome of the dispatch it watches: what it throws is
+  // dropped.
+  void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
+    try {
+      if (global && current_observer() == global) global->on_dispatch_end(slot, id, hooks_run, error);
+    } catch (...) {
+    }
+    try {
+      if (set) set->on_dispatch_end(slot, id, hooks_run, error);
+    } catch (...) {
+    }
+  }
+
+  template <class Entry>
+  void hook_begin(std::string_view slot, const Entry& hook, std::size_t position) noexcept {
+    hook_start = clock::now();
+    HookEvent event;
+    event.slot = slot;
+    event.dispatch_id = id;
+    event.hook = hook.id();
+    event.name = hook.record->name;
+    event.position = position;
+    each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
+  }
+  template <class Entry>
+  void hook_end(std::string_view slot, const Entry& hook, std::size_t position, HookOutcome outcome,
+                std::exception_ptr error) noexcept {
+    HookEvent event;
+    event.slot = slot;
+    event.dispatch_id = id;
+    event.hook = hook.id();
+    event.name = hook.record->name;
+    event.position = position;
+    event.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
+    event.outcome = outcome;
+    event.error = std::move(error);
+    each_wanting([&](Observer& observer) { observer.on_hook_end(event); });
+  }
+
+ private:
+  template <class F>
+  void each_wanting(F&& f) noexcept {
+    try {
+      if (global && global->wants_hook_events() && current_observer() == global) f(*global);
+    } catch (...) {
+    }
+    try {
+      if (set && set->wants_hook_events()) f(*set);
+    } catch (...) {
+    }
+  }
+};
+
+template <class Kind, class Params = typename Kind::parameters>
+class dispatch;
+
+template <class Kind, class... A>
+class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
+  using result = typename Kind::result;
+  using output = typename Kind::output;
+  using list_type = hook_list<Kind>;
+  using entry = hook_entry<Kind>;
+  using descriptor = slot_descriptor<Kind>;
+  using indices = std::index_sequence_for<A...>;
+
+  static constexpr bool is_void = Kind::is_void;
+  static constexpr bool companions_constructible =
+      (std::is_void_v<typename Kind::chain> || std::is_default_constructible_v<typename Kind::chain>) &&
+      (std::is_void_v<typename Kind::aggregate> || std::is_default_constructible_v<typename Kind::aggregate>) &&
+      (std::is_void_v<typename Kind::finalize> || std::is_default_constructible_v<typename Kind::finalize>);
+
+  // What the step after an output does.
+  enum class next : unsigned char { more, stop, suspended };
+  // What an asynchronous step left pending.
+  enum class pending_kind : unsigned char { value, flow, output };
+  using step = bool (dispatch::*)();
+
+ public:
+  // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
+  // scoped one around it (await_context.hpp).
+  using runs_code_in_await_ready = void;
+
+  template <class... Args>
+  dispatch(const hook_list_owner<Kind>& owner, const descriptor& slot, Observer* set_observer, Args&&... args)
+      : args_(std::forward<Args>(args)...), owner_(&owner), slot_(&slot), set_observer_(set_observer) {}
+
+  dispatch(dispatch&&) = default;  // movable until it starts (compilers may move awaiters)
+  dispatch& operator=(dispatch&&) = delete;
+  ~dispatch() {
+    if (holds_list_) list_type::release_ref(list_);
+  }
+
+  // Takes the snapshot and runs everything that completes synchronously.
+  bool await_ready() {
+    list_ = owner_->current();
+    Observer* const global = current_observer();
+    if (companions_constructible && !list_ && !global && !set_observer_) [[likely]] {
+      // No hook, no configured companion, nobody watching: nothing can change under the
+      // default, and no snapshot needs protecting.
+      return start();
+    }
+    if (global || set_observer_) [[unlikely]] observers_.begin(slot_->name, global, set_observer_);
+    try {
+      if (list_) {
+        hooks_ = list_->hooks.data();
+        count_ = list_->hooks.size();
+        if constexpr (Kind::has_chain) chain_.bind(list_->chain);
+        if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
+        if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
+      }
+      if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
+        throw std::logic_error("hookset: slot " + std::string(slot_->name) +
+                               ": a companion type that cannot be default-constructed must be "
+                               "configured with configure<Slot>(instance) before dispatching");
+      if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);  // the vector the aggregate receives
+      sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+      if (start()) {
+        observers_.end(slot_->name, next_, nullptr);
+        return true;
+      }
+      // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
+      // synchronous scope still protects it (it may already be parked).
+      if (list_) {
+        list_->acquire();
+        holds_list_ = true;
+      }
+      return false;
+    } catch (...) {
+      observers_.end(slot_->name, next_, std::current_exception());
+      throw;
+    }
+  }
+
+  // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
+  // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
+  // context of the coroutine awaiting the dispatch.
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    driver_ = drive(this);
+    return get_awaiter(std::move(driver_)).await_suspend(waiting);
+  }
+
+  output await_resume() {
+    if (driver_.is_ready()) get_awaiter(std::move(driver_)).await_resume();  // rethrows the driver's error
+    if constexpr (Kind::has_producer) return std::move(*output_);
+    else if constexpr (!std::is_void_v<output>) return std::move(*value_);
+  }
+
+ private:
+  // ---- the rules --------------------------------------------------------------------------
+
+  bool start() {
+    if constexpr (Kind::is_always) {
+      if (!call_default(&dispatch::after_head)) return false;
+      return after_head();
+    } else {
+      return run_hooks();
+    }
+  }
+
+  bool after_head() { return continue_after(take_output()); }
+
+  next take_output() {
+    if constexpr (Kind::has_chain) {
+      return chain_.visit([&](auto& chain) {
+        using verdict = decltype(chain(std::as_const(*value_)));
+        if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
+          return after_verdict(chain(std::as_const(*value_)));
+        } else {
+          pending_flow_ = to_task<Flow>(chain(std::as_const(*value_)));
+          suspend_into(pending_kind::flow, &dispatch::resume_after_verdict);
+          return next::suspended;
+        }
+      });
+    } else {
+      collect();
+      return next::more;
+    }
+  }
+
+  next after_verdict(Flow flow) {
+    collect();
+    if (flow == Flow::Break) {
+      broke_ = true;
+      return next::stop;
+    }
+    return next::more;
+  }
+
+  // Moves the newest output into the aggregate's list; nothing for other slots.
+  void collect() {
+    if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
+  }
+
+  bool finish() {
+    if constexpr (!Kind::is_always) {
+      if (produced_ == 0) return run_sole_default();
+    }
+    if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
+      if (!broke_) {  // every hook said Continue: the default has the last word
+        if (!call_default(&dispatch::produce_result)) return false;
+      }
+    }
+    return produce_result();
+  }
+
+  bool run_sole_default() {
+    if (!call_default(&dispatch::after_sole_default)) return false;
+    return after_sole_default();
+  }
+
+  bool after_sole_default() {
+    if constexpr (Kind::has_aggregate && !Kind::has_output) {
+      output_.emplace(std::move(*value_));  // returned directly, not aggregated
+      return true;
+    } else {
+      collect();
+      return produce_result();
+    }
+  }
+
+  bool produce_result() {
+    if constexpr (Kind::has_aggregate)
+      return aggregate_.visit([&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
+    else if constexpr (Kind::has_finalize)
+      return finalize_.visit([&](auto& finalize) { return call_producer(finalize, std::move(*value_)); });
+    else
+      return true;  // the result is value_ itself
+  }
+
+  // ---- running hooks ----------------------------------------------------------------------
+
+  bool run_hooks() {
+    while (next_ != count_) {
+      const entry& hook = hooks_[next_++];
+      if (hook.plain && !observers_.hook_events) [[likely]] {
+        call_plain(hook);
+        ++produced_;
+      } else {
+        switch (run_hook(hook)) {
+          case hook_step::produced: break;
+          case hook_step::skipped: continue;
+          case hook_step::suspended: return false;
+        }
+      }
+      switch (take_output()) {
+        case next::more: continue;
+        case next::stop: return finish();
+        case next::suspended: return false;
+      }
+    }
+    return finish();
+  }
+
+  bool continue_after(next n) {
+    switch (n) {
+      case next::more: return run_hooks();
+      case next::stop: return finish();
+      case next::suspended: return false;
+    }
+    return false;
+  }
+
+  // Calls fn(object, args..., extra...) with the bound arguments as the slot declares them.
+  template <class Fn, class... Extra>
+  decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))..., std::forward<Extra>(extra)...);
+    }(indices{});
+  }
+
+  void call_plain(const entry& hook) {
+    if constexpr (is_void) call_with_args(hook.sync, hook.object);
+    else if constexpr (Kind::is_fold) value_ = call_with_args(hook.sync, hook.object, std::move(value_));
+    else value_ = call_with_args(hook.sync, hook.object);
+  }
+
+  enum class hook_step : unsigned char { produced, skipped, suspended };
+
+  // A hook with bookkeeping: observed, or with a time limit or a failure policy, or
+  // asynchronous.
+  hook_step run_hook(const entry& hook) {
+    current_ = &hook;
+    if (observers_.hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
+    try {
+      if (hook.sync) {
+        if constexpr (is_void) call_with_args(hook.sync, hook.object);
+        else if constexpr (Kind::is_fold) value_ = call_with_args(hook.sync, hook.object, last_for(hook));
+        else value_ = call_with_args(hook.sync, hook.object);
+        return hook_succeeded(hook);
+      }
+      if constexpr (Kind::is_fold) pending_value_ = call_with_args(hook.async, hook.object, last_for(hook));
+      else pending_value_ = call_with_args(hook.async, hook.object);
+    } catch (...) {
+      return hook_failed(hook, std::current_exception());
+    }
+    suspend_into(pending_kind::value, &dispatch::resume_after_hook);
+    return hook_step::suspended;
+  }
+
+  // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
+  // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.
+  std::optional<result> last_for(const entry& hook) {
+    if constexpr (Kind::is_fold) {
+      if constexpr (std::is_copy_constructible_v<result>)
+        if (hook.on_failure == FailurePolicy::fail_open) return value_;
+      return std::move(value_);
+    } else {
+      return std::nullopt;
+    }
+  }
+
+  hook_step hook_succeeded(const entry& hook) {
+    ++produced_;
+    if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::ok, nullptr);
+    return hook_step::produced;
+  }
+
+  // A hook threw (or its own time ran out): its failure policy decides.
+  hook_step hook_failed(const entry& hook, std::exception_ptr error) {
+    switch (hook.on_failure) {
+      case FailurePolicy::fail_open:
+        if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::skipped, error);
+        warn_skipped(hook, error);
+        return hook_step::skipped;
+      case FailurePolicy::fail_closed:
+        if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+        throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+      case FailurePolicy::propagate:
+        break;
+    }
+    if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+    std::rethrow_exception(error);
+  }
+
+  // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
+  // how fail-open goes wrong.
+  void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
+    try {
+      std::string message = "hook ";
+      message += hook.record->name.empty() ? "#" + std::to_string(hook.id().value()) : "'" + hook.record->name + "'";
+      message += " failed and was skipped (fail-open)";
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        message += std::string(": ") + e.what();
+      } catch (...) {
+      }
+      warn(slot_->name, message, observers_.set ? observers_.set : set_observer_);
+    } catch (...) {
+    }
+  }
+
+  bool resume_after_hook() {
+    const entry& hook = *current_;
+    if (failure_) {
+      switch (hook_failed(hook, std::exchange(failure_, nullptr))) {
+        case hook_step::skipped: return run_hooks();
+        default: break;  // hook_failed throws otherwise
+      }
+    }
+    hook_succeeded(hook);
+    return continue_after(take_output());
+  }
+
+  bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
+
+  // ---- defaults and producers -------------------------------------------------------------
+
+  // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
+  bool call_default(step then) {
+    if (slot_->default_sync) [[likely]] {
+      if constexpr (is_void) call_with_args(slot_->default_sync, nullptr);
+      else value_ = call_with_args(slot_->default_sync, nullptr);
+      return true;
+    }
+    pending_value_ = call_with_args(slot_->default_async, nullptr);
+    suspend_into(pending_kind::value, then);
+    return false;
+  }
+
+  template <class Companion, class Input>
+  bool call_producer(Companion& companion, Input&& input) {
+    using produced = decltype(companion(std::forward<Input>(input)));
+    if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      output_.emplace(companion(std::forward<Input>(input)));
+      return true;
+    } else {
+      pending_output_ = to_task<output>(companion(std::forward<Input>(input)));
+      suspend_into(pending_kind::output, &dispatch::complete);
+      return false;
+    }
+  }
+
+  bool complete() { return true; }
+
+  void suspend_into(pending_kind kind, step then) noexcept {
+    pending_ = kind;
+    resume_ = then;
+  }
+
+  // ---- the driver ---------------------------------------------------------------------------
+
+  // The rest of a dispatch that had to wait: await what the steps left pending, store it,
+  // resume the step that takes it, repeat.
+  static Task<void> drive(dispatch* self) {
+    // Synchronous hooks that the steps run from here belong to the awaiting context.
+    const await_context* const context = co_await current_await_context();
+    try {
+      for (;;) {
+        switch (self->pending_) {
+          case pending_kind::value: {
+            Task<result> pending = std::move(self->pending_value_);
+            try {
+              if constexpr (is_void) co_await std::move(pending);
+              else self->value_ = co_await std::move(pending);
+            } catch (...) {
+              // A hook's failure goes to its failure policy; anything else propagates.
+              if (self->resume_ != &dispatch::resume_after_hook) throw;
+              self->failure_ = std::current_exception();
+            }
+            break;
+          }
+          case pending_kind::flow: {
+            if constexpr (Kind::has_chain) {
+              Task<Flow> pending = std::move(self->pending_flow_);
+              self->flow_ = co_await std::move(pending);
+            }
+            break;
+          }
+          case pending_kind::output: {
+            if constexpr (Kind::has_producer) {
+              Task<output> pending = std::move(self->pending_output_);
+              self->output_.emplace(co_await std::move(pending));
+            }
+            break;
+          }
+        }
+        await_context_scope scope(context);
+        if ((self->*self->resume_)()) break;
+      }
+    } catch (...) {
+      self->observers_.end(self->slot_->name, self->next_, std::current_exception());
+      throw;
+    }
+    self->observers_.end(self->slot_->name, self->next_, nullptr);
+  }
+
+  // ---- data ---------------------------------------------------------------------------------
+
+  std::tuple<bound_t<A>...> args_;
+  const hook_list_owner<Kind>* owner_;
+  const descriptor* slot_;
+  Observer* set_observer_;
+
+  const list_type* list_ = nullptr;
+  const entry* hooks_ = nullptr;
+  std::size_t count_ = 0;
+  std::size_t next_ = 0;      // hooks started so far: what hooks_run reports
+  std::size_t produced_ = 0;  // hooks that produced an output (not skipped by FailOpen)
+  bool holds_list_ = false;
+  bool broke_ = false;  // a chain companion said Break
+
+  [[no_unique_address]] value_holder<result> value_;  // `last` of fold slots, else the newest output
+  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value> outputs_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value> output_;
+  [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
+  [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
+  [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
+  dispatch_observers observers_;
+
+  // Suspension state: what is pending and which step takes it.
+  pending_kind pending_ = pending_kind::value;
+  Flow flow_ = Flow::Continue;
+  step resume_ = nullptr;
+  const entry* current_ = nullptr;  // the hook whose output is pending
+  std::exception_ptr failure_;      // what that hook threw
+  Task<result> pending_value_;
+  [[no_unique_address]] std::conditional_t<Kind::has_chain, Task<Flow>, no_value> pending_flow_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, Task<output>, no_value> pending_output_;
+  Task<void> driver_;
+};
+
+}  // namespace hookset::detail

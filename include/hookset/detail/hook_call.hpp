@@ -1,0 +1,240 @@
+#pragma once
+// Registered hooks, type-erased: the adapters the engine calls (one per hook type and slot
+// kind), the entry a hook list stores, and the record of a registration.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/slot_traits.hpp>
+#include <hookset/hook_id.hpp>
+#include <hookset/hook_options.hpp>
+
+namespace hookset {
+template <class T>
+class Stateful;
+}  // namespace hookset
+
+namespace hookset::detail {
+
+template <class T>
+inline constexpr bool is_stateful_v = false;
+template <class T>
+inline constexpr bool is_stateful_v<Stateful<T>> = true;
+
+// The stop token of the dispatch a hook runs for, as a hook that takes one gets it: the one of
+// the nearest dispatch on the await context the library set around the call, else a token that
+// never stops.
+inline std::stop_token stop_token_for_hook() noexcept {
+  if (const await_context* context = scoped_await_context)
+    if (const std::stop_token* stop = context->nearest_stop()) return *stop;
+  return {};
+}
+
+// The trailing `last` of fold slots, as an (empty or one-element) list so that non-fold slots
+// never name std::optional<void>.
+template <class Kind, bool Fold = Kind::is_fold>
+struct last_parameter { using type = mp::mp_list<>; };
+template <class Kind>
+struct last_parameter<Kind, true> { using type = mp::mp_list<std::optional<typename Kind::result>>; };
+
+template <class Kind, class Params = typename Kind::parameters,
+          class Last = typename last_parameter<Kind>::type>
+struct hook_calls;
+
+template <class Kind, class... A, class... Last>
+struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>> {
+  using result = typename Kind::result;
+  // The call shape a hook must have, spelled as a function type for diagnostics.
+  using expected_call = result(arg_ref_t<A>..., Last...);
+
+  // Target: const H for an owned hook, H for a borrowed (std::ref) or shared one. Tag: empty
+  // for a hook registered with add<S>, {S} for a multi-slot object registered with add_hooks,
+  // which is called as `object(S{}, args..., [last])`. A hook may also take the dispatch's
+  // std::stop_token as its last parameter.
+  template <class Target, class... Tag>
+  static constexpr call_kind plain_kind = call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&...>();
+  template <class Target, class... Tag>
+  static constexpr call_kind token_kind =
+      call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&..., std::stop_token>();
+  template <class Target, class... Tag>
+  static constexpr bool takes_stop_token =
+      plain_kind<Target, Tag...> == call_kind::invalid && token_kind<Target, Tag...> != call_kind::invalid;
+  template <class Target, class... Tag>
+  static constexpr call_kind kind = takes_stop_token<Target, Tag...> ? token_kind<Target, Tag...>
+                                                                     : plain_kind<Target, Tag...>;
+
+  template <class Target, class... Tag>
+  static constexpr bool callable_with_last = [] {
+    if constexpr (std::is_void_v<result>) return false;  // no `last` exists for void slots
+    else return std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&> ||
+                std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&, std::stop_token>;
+  }();
+  template <class Target, class... Tag>
+  static constexpr bool callable_without_last =
+      std::is_invocable_v<Target&, Tag..., arg_ref_t<A>...> ||
+      std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::stop_token>;
+
+  template <class Target, class... Tag>
+  static decltype(auto) invoke(void* object, arg_ref_t<A>... args, Last&&... last) {
+    Target& target = *static_cast<Target*>(object);
+    if constexpr (takes_stop_token<Target, Tag...>)
+      return target(Tag{}..., args..., std::move(last)..., stop_token_for_hook());
+    else
+      return target(Tag{}..., args..., std::move(last)...);
+  }
+
+  template <class Target, class... Tag>
+  static result call_sync(void* object, arg_ref_t<A>... args, Last&&... last) {
+    if constexpr (std::is_void_v<result>) invoke<Target, Tag...>(object, args..., std::move(last)...);
+    else return invoke<Target, Tag...>(object, args..., std::move(last)...);
+  }
+  template <class Target, class... Tag>
+  static Task<result> call_async(void* object, arg_ref_t<A>... args, Last&&... last) {
+    return to_task<result>(invoke<Target, Tag...>(object, args..., std::move(last)...));
+  }
+  // A Stateful hook is told the slot that calls it, for the ReentrancyError it may raise.
+  template <class Target, class Slot, class... Tag>
+  static Task<result> call_stateful(void* object, arg_ref_t<A>... args, Last&&... last) {
+    return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args..., std::move(last)...);
+  }
+};
+
+// What a registration said, shared by every copy of its entry (copies of the set, extends).
+struct hook_record {
+  HookId id;
+  int priority = 0;
+  std::string name;
+  std::optional<std::chrono::nanoseconds> timeout;
+  std::vector<std::string> before;
+  std::vector<std::string> after;
+  std::shared_ptr<const void> owner;  // keeps the hook object alive; empty when borrowed
+};
+
+// One registered hook. `object` points at the hook. Exactly one of sync/async is set.
+template <class Kind>
+struct hook_entry {
+  void* object = nullptr;
+  typename Kind::hook_sync_fn sync = nullptr;
+  typename Kind::hook_async_fn async = nullptr;
+  // Synchronous, no time limit, failures propagate: the engine may call it with no per-hook
+  // bookkeeping at all.
+  bool plain = false;
+  FailurePolicy on_failure = FailurePolicy::propagate;
+  std::shared_ptr<const hook_record> record;
+
+  HookId id() const noexcept { return record->id; }
+  int priority() const noexcept { return record->priority; }
+};
+
+// Registration options as the add functions accept them.
+inline HookOptions to_hook_options(Priority priority) {
+  HookOptions options;
+  options.priority = priority;
+  return options;
+}
+inline HookOptions to_hook_options(HookOptions options) { return options; }
+
+template <class Kind, class Target, class Slot, class... Tag>
+hook_entry<Kind> make_hook_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
+                                 FailurePolicy slot_policy) {
+  using calls = hook_calls<Kind>;
+  auto record = std::make_shared<hook_record>();
+  record->id = HookId::next();
+  record->priority = options.priority.value;
+  record->name = std::move(options.name);
+  record->timeout = options.timeout;
+  record->before = std::move(options.before);
+  record->after = std::move(options.after);
+  record->owner = std::move(owner);
+
+  hook_entry<Kind> entry;
+  entry.object = object;
+  entry.on_failure = options.on_failure.value_or(slot_policy);
+  if constexpr (is_stateful_v<std::remove_const_t<Target>>)
+    entry.async = &calls::template call_stateful<Target, Slot, Tag...>;
+  else if constexpr (calls::template kind<Target, Tag...> == call_kind::sync)
+    entry.sync = &calls::template call_sync<Target, Tag...>;
+  else
+    entry.async = &calls::template call_async<Target, Tag...>;
+  entry.plain = entry.sync && !record->timeout && entry.on_failure == FailurePolicy::propagate;
+  entry.record = std::move(record);
+  return entry;
+}
+
+template <class S, class Target, class... Tag>
+inline constexpr bool hook_shape_ok = hook_calls<kind_of<S>>::template kind<Target, Tag...> != call_kind::invalid;
+// For a multi-slot object, called with the slot first.
+template <class S, class Target>
+using hook_shape_ok_t = mp::mp_bool<hook_shape_ok<S, Target, S>>;
+
+// Whether a multi-slot object means to implement S: it has a call operator taking S first,
+// whatever follows, so that a wrong shape is reported, never silently skipped. Overload sets
+// cannot be inspected, so this probes the calls a near miss accepts: the slot's arguments
+// (with `last` and a stop token) rotated, as when `last` comes first; each one of them
+// replaced by a value convertible to anything, as when one parameter has a wrong type; and
+// only such values, one fewer than the slot's arguments up to two more.
+struct any_argument {
+  template <class T>
+  operator T() const;
+};
+
+template <class Target, class S, class... Probe>
+constexpr bool invocable_with_slot_first(mp::mp_list<Probe...>) {
+  return std::is_invocable_v<Target&, S, Probe...>;
+}
+
+template <class Target, class S, class Ingredients>
+constexpr bool invocable_with_one_fewer() {
+  if constexpr (mp::mp_empty<Ingredients>::value) return false;
+  else return invocable_with_slot_first<Target, S>(mp::mp_fill<mp::mp_pop_front<Ingredients>, any_argument>{});
+}
+
+template <class Target, class S, class Ingredients, std::size_t... I>
+constexpr bool invocable_near(std::index_sequence<I...>) {
+  // Rotations of the ingredients, and each ingredient in turn replaced by any_argument.
+  return (invocable_with_slot_first<Target, S>(mp::mp_rotate_left_c<Ingredients, I>{}) || ...) ||
+         (invocable_with_slot_first<Target, S>(mp::mp_replace_at_c<Ingredients, I, any_argument>{}) || ...) ||
+         invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_argument>{}) ||
+         invocable_with_slot_first<Target, S>(mp::mp_push_back<mp::mp_fill<Ingredients, any_argument>, any_argument>{}) ||
+         invocable_with_one_fewer<Target, S, Ingredients>();
+}
+
+template <class Kind, class Params = typename Kind::parameters>
+struct hook_ingredients;
+template <class Kind, class... A>
+struct hook_ingredients<Kind, mp::mp_list<A...>> {
+  using args = mp::mp_list<arg_ref_t<A>...>;
+  using with_last = mp::mp_append<args, typename last_parameter<Kind>::type>;
+};
+
+template <class S, class Target>
+inline constexpr bool implements_slot = [] {
+  using mutable_target = std::remove_const_t<Target>;
+  using kind = kind_of<S>;
+  using calls = hook_calls<kind>;
+  if constexpr (calls::template callable_with_last<mutable_target, S> ||
+                calls::template callable_without_last<mutable_target, S>) {
+    return true;
+  } else {
+    using with_last = typename hook_ingredients<kind>::with_last;
+    using all = mp::mp_push_back<with_last, std::stop_token>;
+    return invocable_near<mutable_target, S, with_last>(std::make_index_sequence<mp::mp_size<with_last>::value>{}) ||
+           invocable_near<mutable_target, S, all>(std::make_index_sequence<mp::mp_size<all>::value>{});
+  }
+}();
+
+}  // namespace hookset::detail

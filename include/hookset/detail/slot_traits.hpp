@@ -1,0 +1,176 @@
+#pragma once
+// Everything the library derives from a slot type, in one place:
+//  - slot_kind<...>: what the dispatch machinery is keyed by - result, parameters, mode,
+//    companions - and nothing that names the slot, so slots sharing a signature and options
+//    share one instantiation of the engine, the storage and the hook adapters;
+//  - slot_descriptor<Kind>: what a slot contributes at run time (its name, its default, its
+//    failure policy), one constexpr object per slot.
+// The rules a slot must follow are in diagnostics.hpp.
+
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/list.hpp>
+
+#include <hookset/companions.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/hook_options.hpp>
+#include <hookset/slot.hpp>
+
+namespace hookset::detail {
+
+namespace mp = boost::mp11;
+
+template <class O> struct is_mode : std::bool_constant<std::is_same_v<O, Always> ||
+                                                       std::is_same_v<O, Fallback> ||
+                                                       std::is_same_v<O, Singleton>> {};
+template <class O> struct is_chain : std::false_type {};
+template <class C> struct is_chain<Chain<C>> : std::true_type {};
+template <class O> struct is_aggregate : std::false_type {};
+template <class A> struct is_aggregate<Aggregate<A>> : std::true_type {};
+template <class O> struct is_finalize : std::false_type {};
+template <class F> struct is_finalize<Finalize<F>> : std::true_type {};
+template <class O> struct is_output : std::false_type {};
+template <class T> struct is_output<Output<T>> : std::true_type {};
+
+template <class O>
+using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
+                                 is_finalize<O>::value || is_output<O>::value>;
+template <class O>
+using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value>;
+
+template <class Options, template <class> class P>
+inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
+
+// The `type` of the first option matching P, or void when the slot has none.
+template <class Options, template <class> class P>
+using option_type = typename mp::mp_eval_if_c<option_count<Options, P> == 0, mp::mp_identity<void>,
+                                              mp::mp_front, mp::mp_copy_if<Options, P>>::type;
+
+// ---------------------------------------------------------------------------------------------
+// slot_kind: the engine's key
+
+template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption>
+struct slot_kind;
+
+template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption>
+struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption> {
+  using result = R;
+  using parameters = mp::mp_list<A...>;
+  using mode = Mode;
+  using chain = ChainC;
+  using aggregate = AggregateC;
+  using finalize = FinalizeC;
+  using output = std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>;
+
+  static constexpr bool is_always = std::is_same_v<Mode, Always>;
+  static constexpr bool is_fallback = std::is_same_v<Mode, Fallback>;
+  static constexpr bool is_singleton = std::is_same_v<Mode, Singleton>;
+  static constexpr bool has_chain = !std::is_void_v<ChainC>;
+  static constexpr bool has_aggregate = !std::is_void_v<AggregateC>;
+  static constexpr bool has_finalize = !std::is_void_v<FinalizeC>;
+  static constexpr bool has_output = !std::is_void_v<OutputOption>;
+  static constexpr bool is_void = std::is_void_v<R>;
+  // Fold slots hand each hook the previous output as `std::optional<R> last`.
+  static constexpr bool is_fold = !is_singleton && !has_chain && !has_aggregate && !is_void;
+  // The companion that turns the outputs into the result, if any.
+  static constexpr bool has_producer = has_aggregate || has_finalize;
+
+  // The default (and every hook of a non-fold slot) is called as `f(object, args...)`; a fold
+  // slot's hooks also get `last`. `object` is the hook (null for the default).
+  using plain_sync_fn = R (*)(void*, arg_ref_t<A>...);
+  using plain_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
+  using fold_sync_fn = R (*)(void*, arg_ref_t<A>..., std::optional<R>&&);
+  using fold_async_fn = Task<R> (*)(void*, arg_ref_t<A>..., std::optional<R>&&);
+  using hook_sync_fn = std::conditional_t<is_fold, fold_sync_fn, plain_sync_fn>;
+  using hook_async_fn = std::conditional_t<is_fold, fold_async_fn, plain_async_fn>;
+};
+
+// A slot's options, read without judging them (the rules below do that).
+template <class S>
+struct slot_options {
+  using options = typename S::option_types;
+  using mode = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_mode>, void>>;
+  using chain = option_type<options, is_chain>;
+  using aggregate = option_type<options, is_aggregate>;
+  using finalize = option_type<options, is_finalize>;
+  using output_option = option_type<options, is_output>;
+  using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
+                         finalize, output_option>;
+};
+
+template <class S>
+using kind_of = typename slot_options<S>::kind;
+
+// ---------------------------------------------------------------------------------------------
+// What a slot contributes at run time
+
+template <class Kind>
+struct slot_descriptor {
+  std::string_view name;
+  // Exactly one is set: the default as a synchronous call or as one producing a Task.
+  typename Kind::plain_sync_fn default_sync;
+  typename Kind::plain_async_fn default_async;
+  FailurePolicy on_failure;  // for hooks registered without their own
+};
+
+template <class S, class Params = typename S::parameter_types>
+struct default_call;
+template <class S, class... A>
+struct default_call<S, mp::mp_list<A...>> {
+  using result = typename S::result_type;
+  static constexpr bool declared = requires { &S::default_impl; };
+  static constexpr call_kind kind = [] {
+    if constexpr (requires(arg_ref_t<A>... a) { S::default_impl(a...); })
+      return classify_result<decltype(S::default_impl(std::declval<arg_ref_t<A>>()...)), result>();
+    else
+      return call_kind::invalid;
+  }();
+  // For diagnostics: the call shape default_impl must have.
+  using expected_call = result(arg_ref_t<A>...);
+
+  static result call_sync(void*, arg_ref_t<A>... args) {
+    if constexpr (std::is_void_v<result>) S::default_impl(args...);
+    else return S::default_impl(args...);
+  }
+  static Task<result> call_async(void*, arg_ref_t<A>... args) { return to_task<result>(S::default_impl(args...)); }
+};
+
+template <class S>
+constexpr FailurePolicy slot_failure_policy() noexcept {
+  if constexpr (requires { { S::on_failure } -> std::convertible_to<FailurePolicy>; })
+    return S::on_failure;
+  else
+    return FailurePolicy::propagate;
+}
+
+template <class S>
+constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
+  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>()};
+  if constexpr (default_call<S>::kind == call_kind::sync) descriptor.default_sync = &default_call<S>::call_sync;
+  else descriptor.default_async = &default_call<S>::call_async;
+  return descriptor;
+}
+template <class S>
+inline constexpr slot_descriptor<kind_of<S>> descriptor_of = make_descriptor<S>();
+
+// ---------------------------------------------------------------------------------------------
+// Companions: called as `const C&` when configured on a set (shared by concurrent dispatches)
+// and as `C&` when default-constructed for one dispatch.
+
+template <class Kind>
+struct companion_calls {
+  using result = typename Kind::result;
+  using output = typename Kind::output;
+  template <class C>
+  static constexpr call_kind chain_kind = call_kind_of<Flow, C&, const result&>();
+  template <class A>
+  static constexpr call_kind aggregate_kind = call_kind_of<output, A&, std::vector<result>&&>();
+  template <class F>
+  static constexpr call_kind finalize_kind = call_kind_of<output, F&, result&&>();
+};
+
+}  // namespace hookset::detail
