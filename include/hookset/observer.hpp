@@ -76,6 +76,12 @@ inline Observer* current_observer() noexcept {
   return installed_observer.load(std::memory_order_acquire);
 }
 
+// Whether any process-wide observer is installed; the dispatch's fast check (current_observer()
+// then reads it with acquire ordering).
+inline bool observer_installed() noexcept {
+  return installed_observer.load(std::memory_order_relaxed) != nullptr;
+}
+
 inline void warn(std::string_view slot, std::string_view message, Observer* set_observer = nullptr) {
   if (Observer* observer = current_observer()) observer->on_warning(slot, message);
   if (set_observer) set_observer->on_warning(slot, message);

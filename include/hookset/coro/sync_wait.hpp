@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/task.hpp>
 
@@ -110,6 +111,12 @@ sync_wait_driver<T> drive_awaiter(Awaiter& awaiter) {
   co_return co_await already_checked_awaiter<Awaiter>{awaiter};
 }
 
+// The rest of sync_wait when the awaiter suspends: kept out of line.
+template <class T, class Awaiter>
+HOOKSET_NOINLINE T wait_suspended(Awaiter& awaiter) {
+  return drive_awaiter<T>(awaiter).run();
+}
+
 }  // namespace detail
 
 // Runs `awaitable` to completion on the calling thread (blocking it while the awaitable is
@@ -118,11 +125,11 @@ sync_wait_driver<T> drive_awaiter(Awaiter& awaiter) {
 // right away: no coroutine frame, no allocation, no synchronisation.
 template <class A>
   requires detail::Awaitable<A>
-detail::sync_wait_result_t<A> sync_wait(A&& awaitable) {
+HOOKSET_ALWAYS_INLINE detail::sync_wait_result_t<A> sync_wait(A&& awaitable) {
   using result_type = detail::sync_wait_result_t<A>;
   auto&& awaiter = detail::get_awaiter(std::forward<A>(awaitable));
   if (awaiter.await_ready()) return awaiter.await_resume();
-  return detail::drive_awaiter<result_type>(awaiter).run();
+  return detail::wait_suspended<result_type>(awaiter);
 }
 
 }  // namespace hookset

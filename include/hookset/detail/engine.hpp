@@ -39,6 +39,7 @@
 
 #include <hookset/companions.hpp>
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
@@ -95,13 +96,12 @@ class companion_instance<void> {
 struct dispatch_observers {
   using clock = std::chrono::steady_clock;
 
-  Observer* global = nullptr;  // the process-wide observer that saw the begin
-  Observer* set = nullptr;     // the set's own
-  std::uint64_t id = 0;
-  bool hook_events = false;
-  clock::time_point hook_start{};
-
-  bool any() const noexcept { return global || set; }
+  // Set by begin(); a dispatch nobody observes never writes them.
+  Observer* global;  // the process-wide observer that saw the begin
+  Observer* set;     // the set's own
+  std::uint64_t id;
+  bool hook_events;
+  clock::time_point hook_start;
 
   void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) {
     global = process_wide;
@@ -165,6 +165,33 @@ struct dispatch_observers {
   }
 };
 
+// Storage for a T that exists only on some paths (a suspended dispatch's pending awaitable):
+// constructing the dispatch writes nothing for it.
+template <class T>
+class late {
+ public:
+  late() noexcept {}
+  late(const late&) = delete;
+  late& operator=(const late&) = delete;
+  ~late() {}
+  template <class... As>
+  T& emplace(As&&... as) {
+    return *::new (static_cast<void*>(&value_)) T(std::forward<As>(as)...);
+  }
+  T& get() noexcept { return value_; }
+  T take() {
+    T taken = std::move(value_);
+    value_.~T();
+    return taken;
+  }
+  void destroy() noexcept { value_.~T(); }
+
+ private:
+  union {
+    T value_;
+  };
+};
+
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
 
@@ -182,12 +209,22 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       (std::is_void_v<typename Kind::chain> || std::is_default_constructible_v<typename Kind::chain>) &&
       (std::is_void_v<typename Kind::aggregate> || std::is_default_constructible_v<typename Kind::aggregate>) &&
       (std::is_void_v<typename Kind::finalize> || std::is_default_constructible_v<typename Kind::finalize>);
+  // Whether an output needs more than being kept as the newest one.
+  static constexpr bool judges_outputs = Kind::has_chain || Kind::has_aggregate;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
   // What an asynchronous step left pending.
   enum class pending_kind : unsigned char { value, flow, output };
   using step = bool (dispatch::*)();
+
+  // flags_
+  static constexpr std::uint8_t holds_list = 1;   // owns a reference to list_
+  static constexpr std::uint8_t suspended = 2;    // await_ready returned false: a pending awaitable exists
+  static constexpr std::uint8_t driving = 4;      // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;     // observers_ is set
+  static constexpr std::uint8_t hook_events = 16; // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;       // a chain companion said Break
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -196,24 +233,63 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   template <class... Args>
   dispatch(const hook_list_owner<Kind>& owner, const descriptor& slot, Observer* set_observer, Args&&... args)
-      : args_(std::forward<Args>(args)...), owner_(&owner), slot_(&slot), set_observer_(set_observer) {}
+      : args_(std::forward<Args>(args)...),
+        owner_(&owner),
+        slot_(&slot),
+        set_observer_(set_observer),
+        default_sync_(slot.default_sync),
+        default_async_(slot.default_async) {}
 
-  dispatch(dispatch&&) = default;  // movable until it starts (compilers may move awaiters)
+  // Movable until it starts (compilers may move awaiters): only the inputs move.
+  dispatch(dispatch&& other) noexcept(std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
+      : args_(std::move(other.args_)),
+        owner_(other.owner_),
+        slot_(other.slot_),
+        set_observer_(other.set_observer_),
+        default_sync_(other.default_sync_),
+        default_async_(other.default_async_) {}
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (holds_list_) list_type::release_ref(list_);
+    if (flags_ & (holds_list | suspended | driving)) [[unlikely]] release();
   }
 
   // Takes the snapshot and runs everything that completes synchronously.
-  bool await_ready() {
+  HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
-    Observer* const global = current_observer();
-    if (companions_constructible && !list_ && !global && !set_observer_) [[likely]] {
+    next_ = count_ = produced_ = 0;
+    if (companions_constructible && !list_ && !set_observer_ && !observer_installed()) [[likely]] {
       // No hook, no configured companion, nobody watching: nothing can change under the
       // default, and no snapshot needs protecting.
-      return start();
+      return start_without_hooks();
     }
-    if (global || set_observer_) [[unlikely]] observers_.begin(slot_->name, global, set_observer_);
+    return start_watched();
+  }
+
+  // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
+  // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
+  // context of the coroutine awaiting the dispatch.
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    driver_.emplace(drive(this));
+    flags_ |= driving;
+    return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
+  }
+
+  output await_resume() {
+    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+    if constexpr (Kind::has_producer) return std::move(*output_);
+    else if constexpr (!std::is_void_v<output>) return std::move(*value_);
+  }
+
+ private:
+  // The general start: hooks, configured companions or observers.
+  HOOKSET_NOINLINE bool start_watched() {
+    Observer* const global = current_observer();
+    if (global || set_observer_) [[unlikely]] {
+      observers_.begin(slot_->name, global, set_observer_);
+      flags_ |= observed;
+      if (observers_.hook_events) flags_ |= hook_events;
+    }
     try {
       if (list_) {
         hooks_ = list_->hooks.data();
@@ -229,39 +305,38 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);  // the vector the aggregate receives
       sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
       if (start()) {
-        observers_.end(slot_->name, next_, nullptr);
+        if (flags_ & observed) [[unlikely]] observers_.end(slot_->name, next_, nullptr);
         return true;
       }
       // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
       // synchronous scope still protects it (it may already be parked).
       if (list_) {
         list_->acquire();
-        holds_list_ = true;
+        flags_ |= holds_list;
       }
       return false;
     } catch (...) {
-      observers_.end(slot_->name, next_, std::current_exception());
+      if (flags_ & observed) observers_.end(slot_->name, next_, std::current_exception());
       throw;
     }
   }
 
-  // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
-  // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
-  // context of the coroutine awaiting the dispatch.
-  template <class Promise>
-  auto await_suspend(std::coroutine_handle<Promise> waiting) {
-    driver_ = drive(this);
-    return get_awaiter(std::move(driver_)).await_suspend(waiting);
+  void release() noexcept {
+    if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
+    if (flags_ & driving) driver_.destroy();
+    if (flags_ & holds_list) list_type::release_ref(list_);
   }
 
-  output await_resume() {
-    if (driver_.is_ready()) get_awaiter(std::move(driver_)).await_resume();  // rethrows the driver's error
-    if constexpr (Kind::has_producer) return std::move(*output_);
-    else if constexpr (!std::is_void_v<output>) return std::move(*value_);
-  }
-
- private:
   // ---- the rules --------------------------------------------------------------------------
+
+  // start() for a slot with no hooks: the same rules, with the hook loop left out.
+  HOOKSET_ALWAYS_INLINE bool start_without_hooks() {
+    if constexpr (Kind::is_always) {
+      if (!call_default(&dispatch::after_head)) return false;
+      if (take_output() == next::suspended) return false;
+    }
+    return finish();
+  }
 
   bool start() {
     if constexpr (Kind::is_always) {
@@ -281,7 +356,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
           return after_verdict(chain(std::as_const(*value_)));
         } else {
-          pending_flow_ = to_task<Flow>(chain(std::as_const(*value_)));
+          pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*value_))));
           suspend_into(pending_kind::flow, &dispatch::resume_after_verdict);
           return next::suspended;
         }
@@ -295,7 +370,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   next after_verdict(Flow flow) {
     collect();
     if (flow == Flow::Break) {
-      broke_ = true;
+      flags_ |= broke;
       return next::stop;
     }
     return next::more;
@@ -311,7 +386,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (produced_ == 0) return run_sole_default();
     }
     if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
-      if (!broke_) {  // every hook said Continue: the default has the last word
+      if (!(flags_ & broke)) {  // every hook said Continue: the default has the last word
         if (!call_default(&dispatch::produce_result)) return false;
       }
     }
@@ -345,17 +420,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // ---- running hooks ----------------------------------------------------------------------
 
   bool run_hooks() {
-    while (next_ != count_) {
-      const entry& hook = hooks_[next_++];
-      if (hook.plain && !observers_.hook_events) [[likely]] {
-        call_plain(hook);
-        ++produced_;
-      } else {
-        switch (run_hook(hook)) {
-          case hook_step::produced: break;
-          case hook_step::skipped: continue;
-          case hook_step::suspended: return false;
+    for (;;) {
+      if (!(flags_ & hook_events)) [[likely]] {
+        switch (run_plain_hooks()) {
+          case next::more: break;
+          case next::stop: return finish();
+          case next::suspended: return false;
         }
+      }
+      if (next_ == count_) return finish();
+      const entry& hook = hooks_[next_++];
+      switch (run_hook(hook)) {
+        case hook_step::produced: break;
+        case hook_step::skipped: continue;
+        case hook_step::suspended: return false;
       }
       switch (take_output()) {
         case next::more: continue;
@@ -363,7 +441,29 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         case next::suspended: return false;
       }
     }
-    return finish();
+  }
+
+  // The plain hooks from next_ on (synchronous, no time limit, failures propagate, nobody
+  // asked for per-hook events), in one tight loop. Stops before the first other hook, or after
+  // an output the chain companion breaks on (or suspends on).
+  next run_plain_hooks() {
+    const entry* const hooks = hooks_;
+    const std::size_t count = count_;
+    const std::size_t first = next_;
+    std::size_t i = first;
+    next after = next::more;
+    while (i != count && hooks[i].plain) {
+      const entry& hook = hooks[i];
+      next_ = ++i;  // hooks_run counts a hook that throws
+      call_plain(hook);
+      if constexpr (judges_outputs) {
+        ++produced_;
+        after = take_output();
+        if (after != next::more) return after;
+      }
+    }
+    produced_ += judges_outputs ? 0 : i - first;
+    return after;
   }
 
   bool continue_after(next n) {
@@ -395,7 +495,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // asynchronous.
   hook_step run_hook(const entry& hook) {
     current_ = &hook;
-    if (observers_.hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
+    if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
     try {
       if (hook.sync) {
         if constexpr (is_void) call_with_args(hook.sync, hook.object);
@@ -403,8 +503,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         else value_ = call_with_args(hook.sync, hook.object);
         return hook_succeeded(hook);
       }
-      if constexpr (Kind::is_fold) pending_value_ = call_with_args(hook.async, hook.object, last_for(hook));
-      else pending_value_ = call_with_args(hook.async, hook.object);
+      if constexpr (Kind::is_fold) pending_value_.emplace(call_with_args(hook.async, hook.object, last_for(hook)));
+      else pending_value_.emplace(call_with_args(hook.async, hook.object));
     } catch (...) {
       return hook_failed(hook, std::current_exception());
     }
@@ -426,24 +526,25 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   hook_step hook_succeeded(const entry& hook) {
     ++produced_;
-    if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::ok, nullptr);
+    if (flags_ & hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::ok, nullptr);
     return hook_step::produced;
   }
 
   // A hook threw (or its own time ran out): its failure policy decides.
   hook_step hook_failed(const entry& hook, std::exception_ptr error) {
+    const bool events = flags_ & hook_events;
     switch (hook.on_failure) {
       case FailurePolicy::fail_open:
-        if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::skipped, error);
+        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::skipped, error);
         warn_skipped(hook, error);
         return hook_step::skipped;
       case FailurePolicy::fail_closed:
-        if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
         throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
       case FailurePolicy::propagate:
         break;
     }
-    if (observers_.hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+    if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
     std::rethrow_exception(error);
   }
 
@@ -460,21 +561,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         message += std::string(": ") + e.what();
       } catch (...) {
       }
-      warn(slot_->name, message, observers_.set ? observers_.set : set_observer_);
+      warn(slot_->name, message, set_observer_);
     } catch (...) {
     }
   }
 
   bool resume_after_hook() {
-    const entry& hook = *current_;
-    if (failure_) {
-      switch (hook_failed(hook, std::exchange(failure_, nullptr))) {
-        case hook_step::skipped: return run_hooks();
-        default: break;  // hook_failed throws otherwise
-      }
-    }
-    hook_succeeded(hook);
+    hook_succeeded(*current_);
     return continue_after(take_output());
+  }
+  bool resume_after_hook_failure(std::exception_ptr error) {
+    hook_failed(*current_, std::move(error));  // throws unless the hook is skipped
+    return run_hooks();
   }
 
   bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
@@ -483,12 +581,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   bool call_default(step then) {
-    if (slot_->default_sync) [[likely]] {
-      if constexpr (is_void) call_with_args(slot_->default_sync, nullptr);
-      else value_ = call_with_args(slot_->default_sync, nullptr);
+    if (default_sync_) [[likely]] {
+      if constexpr (is_void) call_with_args(default_sync_, nullptr);
+      else value_ = call_with_args(default_sync_, nullptr);
       return true;
     }
-    pending_value_ = call_with_args(slot_->default_async, nullptr);
+    pending_value_.emplace(call_with_args(default_async_, nullptr));
     suspend_into(pending_kind::value, then);
     return false;
   }
@@ -500,7 +598,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       output_.emplace(companion(std::forward<Input>(input)));
       return true;
     } else {
-      pending_output_ = to_task<output>(companion(std::forward<Input>(input)));
+      pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
       suspend_into(pending_kind::output, &dispatch::complete);
       return false;
     }
@@ -511,6 +609,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   void suspend_into(pending_kind kind, step then) noexcept {
     pending_ = kind;
     resume_ = then;
+    flags_ |= suspended;
+  }
+
+  void destroy_pending() noexcept {
+    switch (pending_) {
+      case pending_kind::value: pending_value_.destroy(); break;
+      case pending_kind::flow: if constexpr (Kind::has_chain) pending_flow_.destroy(); break;
+      case pending_kind::output: if constexpr (Kind::has_producer) pending_output_.destroy(); break;
+    }
   }
 
   // ---- the driver ---------------------------------------------------------------------------
@@ -522,58 +629,69 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const await_context* const context = co_await current_await_context();
     try {
       for (;;) {
+        std::exception_ptr hook_failure;
+        self->flags_ &= static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
         switch (self->pending_) {
           case pending_kind::value: {
-            Task<result> pending = std::move(self->pending_value_);
+            Task<result> pending = self->pending_value_.take();
             try {
               if constexpr (is_void) co_await std::move(pending);
               else self->value_ = co_await std::move(pending);
             } catch (...) {
               // A hook's failure goes to its failure policy; anything else propagates.
               if (self->resume_ != &dispatch::resume_after_hook) throw;
-              self->failure_ = std::current_exception();
+              hook_failure = std::current_exception();
             }
             break;
           }
           case pending_kind::flow: {
             if constexpr (Kind::has_chain) {
-              Task<Flow> pending = std::move(self->pending_flow_);
+              Task<Flow> pending = self->pending_flow_.take();
               self->flow_ = co_await std::move(pending);
             }
             break;
           }
           case pending_kind::output: {
             if constexpr (Kind::has_producer) {
-              Task<output> pending = std::move(self->pending_output_);
+              Task<output> pending = self->pending_output_.take();
               self->output_.emplace(co_await std::move(pending));
             }
             break;
           }
         }
         await_context_scope scope(context);
-        if ((self->*self->resume_)()) break;
+        const bool done = hook_failure ? self->resume_after_hook_failure(std::move(hook_failure))
+                                       : (self->*self->resume_)();
+        if (done) break;
       }
     } catch (...) {
-      self->observers_.end(self->slot_->name, self->next_, std::current_exception());
+      if (self->flags_ & observed) self->observers_.end(self->slot_->name, self->next_, std::current_exception());
       throw;
     }
-    self->observers_.end(self->slot_->name, self->next_, nullptr);
+    if (self->flags_ & observed) self->observers_.end(self->slot_->name, self->next_, nullptr);
   }
 
   // ---- data ---------------------------------------------------------------------------------
+  // Written on every dispatch: the inputs, flags_, value_'s flag and the counters. The rest is
+  // written only on the paths that read it.
 
   std::tuple<bound_t<A>...> args_;
   const hook_list_owner<Kind>* owner_;
   const descriptor* slot_;
   Observer* set_observer_;
+  // The default, copied from the descriptor: a constant where the dispatch is inlined, so a
+  // synchronous default is called directly.
+  typename Kind::plain_sync_fn default_sync_;
+  typename Kind::plain_async_fn default_async_;
+  std::uint8_t flags_ = 0;
+  pending_kind pending_;  // what is pending while suspended
+  Flow flow_;             // a pending chain verdict, once it arrived
 
-  const list_type* list_ = nullptr;
-  const entry* hooks_ = nullptr;
-  std::size_t count_ = 0;
-  std::size_t next_ = 0;      // hooks started so far: what hooks_run reports
-  std::size_t produced_ = 0;  // hooks that produced an output (not skipped by FailOpen)
-  bool holds_list_ = false;
-  bool broke_ = false;  // a chain companion said Break
+  const list_type* list_;
+  const entry* hooks_;
+  std::size_t count_;
+  std::size_t next_;      // hooks started so far: what hooks_run reports
+  std::size_t produced_;  // hooks that produced an output (not skipped by FailOpen)
 
   [[no_unique_address]] value_holder<result> value_;  // `last` of fold slots, else the newest output
   [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value> outputs_;
@@ -581,18 +699,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
   [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
   [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
-  dispatch_observers observers_;
+  dispatch_observers observers_;  // valid when flags_ has `observed`
 
-  // Suspension state: what is pending and which step takes it.
-  pending_kind pending_ = pending_kind::value;
-  Flow flow_ = Flow::Continue;
-  step resume_ = nullptr;
-  const entry* current_ = nullptr;  // the hook whose output is pending
-  std::exception_ptr failure_;      // what that hook threw
-  Task<result> pending_value_;
-  [[no_unique_address]] std::conditional_t<Kind::has_chain, Task<Flow>, no_value> pending_flow_;
-  [[no_unique_address]] std::conditional_t<Kind::has_producer, Task<output>, no_value> pending_output_;
-  Task<void> driver_;
+  // Suspension: the step that takes the pending value, the hook that produces it.
+  step resume_;
+  const entry* current_;
+  late<Task<result>> pending_value_;
+  [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value> pending_flow_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value> pending_output_;
+  late<Task<void>> driver_;
 };
 
 }  // namespace hookset::detail
