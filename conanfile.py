@@ -23,11 +23,14 @@ required_conan_version = ">=2.0"
 class HooksetConan(ConanFile):
     name = "hookset"
     description = "Named, typed, pluggable async function slots for C++20"
+    license = "BSL-1.0"  # the Boost Software License 1.0: LICENSE, packaged in licenses/
+    url = "https://github.com/hookset/hookset"
+    homepage = "https://github.com/hookset/hookset"
     topics = ("hooks", "plugins", "coroutines", "header-only")
     package_type = "header-library"
     # Only to check the C++ standard in validate(); package_id() drops them again.
     settings = "os", "arch", "compiler", "build_type"
-    exports_sources = "include/*", "LICENSE*", "COPYING*"
+    exports_sources = "include/*", "LICENSE"
     no_copy_source = True
 
     def set_version(self):
@@ -54,8 +57,8 @@ class HooksetConan(ConanFile):
         pass  # header-only
 
     def package(self):
-        for pattern in ("LICENSE*", "COPYING*"):
-            copy(self, pattern, self.source_folder, os.path.join(self.package_folder, "licenses"))
+        # The license goes to licenses/, where Conan (and ConanCenter's checks) look for it.
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
         copy(self, "*.hpp", os.path.join(self.source_folder, "include"),
              os.path.join(self.package_folder, "include"))
 

@@ -293,8 +293,8 @@ def targets(tree: Tree) -> tuple[list[str], int]:
             faster_target(scenario, 8, "sigcxx", 2, f"{scenario} N=8 vs libsigc++")
 
     # Zero allocations for every synchronous dispatch. Aggregate hands its companion a
-    # std::vector (SPEC), so one allocation is inherent there: it is held to the inline peer's
-    # count (which reserves once).
+    # std::vector (the aggregate companion's interface), so one allocation is inherent there: it
+    # is held to the inline peer's count (which reserves once).
     offenders, measured = [], 0
     for (scenario, impl, n, threads), res in sorted(r.items()):
         if impl != "hookset" or scenario not in SYNC_SCENARIOS + ["always_fold_mt"]:

@@ -11,6 +11,9 @@
 #
 # Warnings are not errors here (HOOKSET_WERROR=OFF): this job is the demo, and an optimiser-only
 # false-positive warning should not stop it. scripts/test.sh is the strict gate.
+#
+# The two configurations are the presets release-gcc and release-clang of CMakePresets.json
+# (`cmake --preset release-gcc && cmake --build --preset release-gcc` builds one by hand).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
@@ -38,17 +41,16 @@ for entry in "gcc:$GCC" "clang:$CLANG"; do
   t0=$SECONDS
   echo
   echo "================ [$name] build with $cxx ================"
-  configure=(cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx"
-             -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG"
-             -DHOOKSET_BUILD_TESTS=OFF -DHOOKSET_BUILD_EXAMPLES=ON -DHOOKSET_BUILD_BENCHMARKS=ON
-             -DHOOKSET_WERROR=OFF -DHOOKSET_SANITIZE=)
+  # The preset's flags (-O2 -DNDEBUG, examples and benchmarks, no tests, no -Werror); the
+  # compiler picked above.
+  configure=(cmake --preset "$name" -DCMAKE_CXX_COMPILER="$cxx")
   if ! "${configure[@]}" >/dev/null 2>&1; then
     rm -rf "$dir"   # e.g. a stale cache from another compiler: start clean once
     if ! "${configure[@]}"; then
       summary+=("[$name] FAILED at configure"); failed=1; continue
     fi
   fi
-  if cmake --build "$dir" -j "$JOBS" -- -k 0; then
+  if cmake --build --preset "$name" -j "$JOBS"; then  # -k 0 is in the preset
     summary+=("[$name] build ok ($((SECONDS - t0))s)")
   else
     summary+=("[$name] build FAILED ($((SECONDS - t0))s)"); failed=1

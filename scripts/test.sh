@@ -9,6 +9,10 @@
 # changed). Every stage runs even if an earlier one failed; the exit status is non-zero if
 # anything failed.
 #
+# Each stage is the configure, build and test preset of its name in CMakePresets.json, so one
+# stage is reproduced by hand with
+#   cmake --preset gcc && cmake --build --preset gcc && ctest --preset gcc
+#
 # Build type: Debug (-O0 -g) for the GCC and Clang trees, because compile time dominates (the
 # tests are template/coroutine heavy and quick to run) and -O0 is the fastest to compile and the
 # easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no ABI change).
@@ -41,17 +45,30 @@ script_start=$SECONDS
 
 fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
-# stage <name> <compiler> "<ctest args>" <cmake -D args...>
-#   STAGE_TARGETS="t1 t2": build only these targets (default: everything)
+# stage <name> <compiler> [<ctest args> [<cmake -D args>...]]
+#   Configures, builds and tests build/<name>. When CMakePresets.json has a configure preset
+#   <name> (with build and test presets of the same name), the presets say everything: cache
+#   variables, build targets, test selection, sanitizer options; <compiler> overrides the preset's
+#   CMAKE_CXX_COMPILER and the other arguments are added to it. A stage without a preset is
+#   configured from its arguments alone: `cmake -S . -B build/<name> -G Ninja <cmake -D args>`.
+#   STAGE_TARGETS="t1 t2": build only these targets (default: the build preset's, or everything)
 #   STAGE_RUNNER="cmd args": run ctest under this command
 stage() {
-  local name=$1 cxx=$2 ctest_args=$3
-  shift 3
-  local dir=build/$name log=build/logs/$name t0=$SECONDS status=ok detail=""
+  local name=$1 cxx=$2 ctest_args=${3:-}
+  shift $(($# < 3 ? $# : 3))
+  local dir=build/$name log=build/logs/$name t0=$SECONDS status=ok detail="" preset=""
   echo
   echo "================ [$name] $cxx -> $dir ================"
+  if cmake --list-presets=configure 2>/dev/null | grep -q "^ *\"$name\""; then
+    preset=$name
+  fi
 
-  local configure=(cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "$@")
+  local configure
+  if [ -n "$preset" ]; then
+    configure=(cmake --preset "$preset" -DCMAKE_CXX_COMPILER="$cxx" "$@")
+  else
+    configure=(cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "$@")
+  fi
   if ! "${configure[@]}" >"$log-configure.log" 2>&1; then
     echo "[$name] configure failed; retrying from a clean build directory"
     rm -rf "$dir"
@@ -62,13 +79,21 @@ stage() {
       return
     fi
   fi
-  grep -v -E '^-- (Configuring done|Generating done|Build files have)' "$log-configure.log" || true
+  # (Without the listing of the preset's variables that opens the log.)
+  awk 'shown || !/^(Preset [a-zA-Z ]+:|  .*|)$/ {shown=1} shown' "$log-configure.log" |
+    grep -v -E '^-- (Configuring done|Generating done|Build files have)' || true
   local t_configure=$((SECONDS - t0))
 
-  # -k 0: build everything that can be built, so one broken file does not hide the other results.
-  local t1=$SECONDS targets=()
+  # -k 0 (also in the build presets): build everything that can be built, so one broken file
+  # does not hide the other results.
+  local t1=$SECONDS targets=() build
   for t in ${STAGE_TARGETS:-}; do targets+=(--target "$t"); done
-  if cmake --build "$dir" -j "$JOBS" "${targets[@]}" -- -k 0 2>&1 | tee "$log-build.log"; then
+  if [ -n "$preset" ]; then
+    build=(cmake --build --preset "$preset" -j "$JOBS" "${targets[@]}")
+  else
+    build=(cmake --build "$dir" -j "$JOBS" "${targets[@]}" -- -k 0)
+  fi
+  if "${build[@]}" 2>&1 | tee "$log-build.log"; then
     detail="build ok"
   else
     status=FAILED
@@ -76,10 +101,15 @@ stage() {
   fi
   local t_build=$((SECONDS - t1))
 
-  local t2=$SECONDS
+  local t2=$SECONDS test_command
+  if [ -n "$preset" ]; then
+    test_command=(ctest --preset "$preset" -j "$JOBS")
+  else
+    test_command=(ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS")
+  fi
   # shellcheck disable=SC2086  # ctest_args is a word list on purpose
   # shellcheck disable=SC2086  # so is STAGE_RUNNER
-  if ${STAGE_RUNNER:-} ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS" $ctest_args 2>&1 | tee "$log-ctest.log"; then
+  if ${STAGE_RUNNER:-} "${test_command[@]}" $ctest_args 2>&1 | tee "$log-ctest.log"; then
     :
   else
     status=FAILED
@@ -93,41 +123,22 @@ stage() {
   summary+=("[$name] $status: $detail; $counts (configure $(fmt_time $t_configure), build $(fmt_time $t_build), test $(fmt_time $t_test))")
 }
 
-stage gcc "$GCC" "" \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS \
-  -DHOOKSET_BUILD_TESTS=ON -DHOOKSET_BUILD_EXAMPLES=ON -DHOOKSET_BUILD_BENCHMARKS=ON \
-  -DHOOKSET_SANITIZE=
-
-stage clang "$CLANG" "" \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-D_GLIBCXX_ASSERTIONS \
-  -DHOOKSET_BUILD_TESTS=ON -DHOOKSET_BUILD_EXAMPLES=ON -DHOOKSET_BUILD_BENCHMARKS=OFF \
-  -DHOOKSET_SANITIZE=
-
-# Sanitizers: the compile-fail snippets are compiler-only (already run by the gcc stage).
-export ASAN_OPTIONS=detect_leaks=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-stage gcc-asan "$GCC" "-LE compile_fail" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
-  -DHOOKSET_BUILD_TESTS=ON -DHOOKSET_BUILD_EXAMPLES=ON -DHOOKSET_BUILD_BENCHMARKS=OFF \
-  -DHOOKSET_SANITIZE=address,undefined
+# The configurations live in CMakePresets.json (configure, build and test presets of these
+# names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
+# -O1 -g with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
+# the gcc stage) and with TSan (the tests/threads/ tests only), and the sanitizer options.
+stage gcc "$GCC"
+stage clang "$CLANG"
+stage gcc-asan "$GCC"
 
 # ThreadSanitizer: only the threading tests. Run without ASLR when possible: GCC 12's and
 # LLVM 14's TSan runtimes abort at start-up ("unexpected memory mapping") on kernels that
 # randomise mmap with more bits than they expect.
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-tsan_targets=""
-for src in tests/threads/*.cpp; do
-  tsan_targets+=" test_threads_$(basename "$src" .cpp)"
-done
 tsan_cxx=${HOOKSET_TSAN_CXX:-$GCC}
 case "$tsan_cxx" in *clang*) tsan_stage=clang-tsan ;; *) tsan_stage=gcc-tsan ;; esac
 tsan_runner=""
 if setarch "$(uname -m)" -R true >/dev/null 2>&1; then tsan_runner="setarch $(uname -m) -R"; fi
-STAGE_TARGETS="$tsan_targets" STAGE_RUNNER="$tsan_runner" \
-stage "$tsan_stage" "$tsan_cxx" "-R ^threads/" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
-  -DHOOKSET_BUILD_TESTS=ON -DHOOKSET_BUILD_EXAMPLES=OFF -DHOOKSET_BUILD_BENCHMARKS=OFF \
-  -DHOOKSET_SANITIZE=thread
+STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
 
 echo
 echo "================ summary ($(fmt_time $((SECONDS - script_start))) total) ================"

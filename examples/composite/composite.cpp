@@ -79,8 +79,8 @@ struct ListTools : hookset::Slot<Names(), hookset::Always, hookset::Aggregate<Jo
 
 namespace skills {
 // Which skill handles a request: the first skill plugin that recognises it.
-struct Match : hookset::Slot<std::optional<std::string>(std::string_view request), hookset::Fallback,
-                             hookset::Chain<hookset::FirstSuccess>> {
+struct Match : hookset::Slot<std::optional<std::string>(std::string_view request),
+                             hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
   static std::optional<std::string> default_impl(std::string_view) { return std::nullopt; }
 };
 using Hooks = hookset::HookSet<Match>;
@@ -96,8 +96,8 @@ using Hooks = hookset::HookSet<Admit>;
 
 namespace tools {
 // The tool plugins: the first that knows the tool runs it.
-struct Run : hookset::Slot<ToolAnswer(std::string_view tool, std::string_view input), hookset::Fallback,
-                           hookset::Chain<hookset::FirstSuccess>> {
+struct Run : hookset::Slot<ToolAnswer(std::string_view tool, std::string_view input),
+                           hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
   static ToolAnswer default_impl(std::string_view, std::string_view) { return std::nullopt; }
 };
 // The tools the plugins provide.
@@ -108,8 +108,8 @@ using Hooks = hookset::HookSet<Run, Provided>;
 }  // namespace tools
 
 // The whole application: its own slots, and each subsystem's set nested inside.
-using AppHooks =
-    hookset::HookSet<Notify, CallTool, Configure, ListTools, skills::Hooks, memory::Hooks, tools::Hooks>;
+using AppHooks = hookset::HookSet<Notify, CallTool, Configure, ListTools, skills::Hooks,
+                                  memory::Hooks, tools::Hooks>;
 
 // ---- the subsystems --------------------------------------------------------------------------
 
@@ -127,10 +127,12 @@ class Skills {
     journal_.heard.push_back("skills heard " + std::string(event.kind) + " (skill plugins: " +
                              std::to_string(hooks_.count<skills::Match>()) + ")");
   }
-  hookset::Task<ToolAnswer> operator()(CallTool, std::string_view tool, std::string_view input) const {
+  hookset::Task<ToolAnswer> operator()(CallTool, std::string_view tool,
+                                       std::string_view input) const {
     journal_.asked.push_back("skills");
     if (tool != "skill") co_return std::nullopt;
-    const std::optional<std::string> skill = co_await hooks_.call<skills::Match>(input);  // nested slot
+    // A slot of the nested skills set.
+    const std::optional<std::string> skill = co_await hooks_.call<skills::Match>(input);
     if (!skill) co_return "no skill for that";
     co_return "the " + *skill + " skill takes it";
   }
@@ -154,9 +156,9 @@ class Memory {
   // Non-const: registered with std::ref, so the set calls this object as it is.
   void operator()(Notify, const Event& event) {
     const bool end = event.kind == "session.end";
-    journal_.heard.push_back("memory heard " + std::string(event.kind) + " (facts: " +
-                             std::to_string(facts_.size()) + " of " + std::to_string(capacity_) +
-                             (end ? ", now forgotten)" : ")"));
+    journal_.heard.push_back("memory heard " + std::string(event.kind) +
+                             " (facts: " + std::to_string(facts_.size()) + " of " +
+                             std::to_string(capacity_) + (end ? ", now forgotten)" : ")"));
     if (end) facts_.clear();
   }
   hookset::Task<ToolAnswer> operator()(CallTool, std::string_view tool, std::string_view input) {
@@ -165,7 +167,8 @@ class Memory {
       if (!co_await hooks_.call<memory::Admit>(input)) co_return "refused by a memory filter";
       if (facts_.size() == capacity_) co_return "memory is full";
       facts_.emplace_back(input);
-      co_return "stored (" + std::to_string(facts_.size()) + " of " + std::to_string(capacity_) + ")";
+      const std::string count = std::to_string(facts_.size()) + " of " + std::to_string(capacity_);
+      co_return "stored (" + count + ")";
     }
     if (tool == "recall") {
       for (const std::string& fact : facts_)
@@ -193,11 +196,12 @@ class Tools {
   Tools(const AppHooks& hooks, Journal& journal) : hooks_(hooks), journal_(journal) {}
 
   void operator()(Notify, const Event& event) const {
-    journal_.heard.push_back("tools heard " + std::string(event.kind) + " (tool plugins: " +
-                             std::to_string(hooks_.count<tools::Run>()) + ")");
+    journal_.heard.push_back("tools heard " + std::string(event.kind) +
+                             " (tool plugins: " + std::to_string(hooks_.count<tools::Run>()) + ")");
   }
   // The tools subsystem owns whatever its plugins run.
-  hookset::Task<ToolAnswer> operator()(CallTool, std::string_view tool, std::string_view input) const {
+  hookset::Task<ToolAnswer> operator()(CallTool, std::string_view tool,
+                                       std::string_view input) const {
     journal_.asked.push_back("tools");
     co_return co_await hooks_.call<tools::Run>(tool, input);
   }
@@ -205,7 +209,9 @@ class Tools {
     last->reserve("tools", 500);  // tool descriptions
     return std::move(*last);
   }
-  hookset::Task<Names> operator()(ListTools) const { co_return co_await hooks_.call<tools::Provided>(); }
+  hookset::Task<Names> operator()(ListTools) const {
+    co_return co_await hooks_.call<tools::Provided>();
+  }
 
  private:
   const AppHooks& hooks_;
@@ -220,7 +226,8 @@ struct Application {
   Tools tools{hooks, journal};
 
   Application() {
-    // Borrowed (std::ref): the subsystems live beside the set. Registration order is dispatch order.
+    // Borrowed (std::ref): the subsystems live beside the set.
+    // Registration order is dispatch order.
     hooks.add_hooks(std::ref(skills));
     hooks.add_hooks(std::ref(memory));
     hooks.add_hooks(std::ref(tools));
@@ -279,9 +286,11 @@ int main() {
 
   std::cout << "== configure: each subsystem takes its share of a 4000-token context\n";
   const Budget budget = hookset::sync_wait(app.hooks.call<Configure>(4000));
-  for (const auto& [who, tokens] : budget.reserved) std::cout << who << " reserves " << tokens << '\n';
+  for (const auto& [who, tokens] : budget.reserved)
+    std::cout << who << " reserves " << tokens << '\n';
   std::cout << "left for the conversation: " << budget.left << '\n';
-  check(budget.left == 1750 && budget.reserved.size() == 3, "budget folded through all three subsystems");
+  check(budget.left == 1750 && budget.reserved.size() == 3,
+        "budget folded through all three subsystems");
 
   std::cout << "== event session.start, heard by every subsystem\n";
   hookset::sync_wait(app.hooks.call<Notify>(Event{"session.start"}));
@@ -293,7 +302,8 @@ int main() {
 
   const Names tool_names = hookset::sync_wait(app.hooks.call<ListTools>());
   std::cout << "== tools: " << join(tool_names) << '\n';
-  check(tool_names == Names{"skill", "remember", "recall", "add"}, "tool list aggregated from all subsystems");
+  check(tool_names == Names{"skill", "remember", "recall", "add"},
+        "tool list aggregated from all subsystems");
 
   struct ToolCall {
     std::string_view tool, input, answer, asked;
@@ -313,7 +323,8 @@ int main() {
     std::cout << call.tool << " \"" << call.input << "\" -> " << shown << "  [asked "
               << join(app.journal.asked) << "]\n";
     check(shown == call.answer, std::string(call.tool) + " answered \"" + shown + '"');
-    check(join(app.journal.asked) == call.asked, std::string(call.tool) + " asked " + join(app.journal.asked));
+    check(join(app.journal.asked) == call.asked,
+          std::string(call.tool) + " asked " + join(app.journal.asked));
   }
 
   std::cout << "== event session.end\n";

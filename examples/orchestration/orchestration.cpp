@@ -64,14 +64,16 @@ struct ToolDecision {
   std::string reason;
 
   static ToolDecision proceed() { return {}; }
-  static ToolDecision deny(std::string why) { return {Kind::Deny, std::move(why)}; }  // tell the model
-  static ToolDecision abort(std::string why) { return {Kind::Abort, std::move(why)}; }  // stop the request
+  // Deny: tell the model. Abort: stop the request.
+  static ToolDecision deny(std::string why) { return {Kind::Deny, std::move(why)}; }
+  static ToolDecision abort(std::string why) { return {Kind::Abort, std::move(why)}; }
 };
 
 // The gates run until one decides something other than Continue.
 struct UntilDecided {
   hookset::Flow operator()(const ToolDecision& decision) const {
-    return decision.kind == ToolDecision::Kind::Continue ? hookset::Flow::Continue : hookset::Flow::Break;
+    return decision.kind == ToolDecision::Kind::Continue ? hookset::Flow::Continue
+                                                         : hookset::Flow::Break;
   }
 };
 
@@ -100,22 +102,26 @@ struct ValidatePrompt : hookset::Slot<Verdict(const Request&), hookset::Always,
 struct ChooseModel : hookset::Slot<std::optional<std::string>(const Request&), hookset::Fallback,
                                    hookset::Chain<hookset::FirstSuccess>> {
   // A coroutine, so that a real default could co_await a routing service here.
-  static hookset::Task<std::optional<std::string>> default_impl(const Request&) { co_return "general-small"; }
+  static hookset::Task<std::optional<std::string>> default_impl(const Request&) {
+    co_return "general-small";
+  }
 };
 struct SystemPrompt : hookset::Slot<std::string(), hookset::Singleton> {
   static std::string default_impl() { return "You are an assistant."; }
 };
-struct GateToolCall : hookset::Slot<ToolDecision(const ToolCall&), hookset::Always,
-                                    hookset::Chain<UntilDecided>> {
+struct GateToolCall
+    : hookset::Slot<ToolDecision(const ToolCall&), hookset::Always, hookset::Chain<UntilDecided>> {
   static ToolDecision default_impl(const ToolCall&) { return ToolDecision::proceed(); }
 };
 struct AuditOutput : hookset::Slot<std::string(std::string_view model_output), hookset::Always,
                                    hookset::Finalize<Truncate>> {
-  static std::string default_impl(std::string_view model_output) { return std::string(model_output); }
+  static std::string default_impl(std::string_view model_output) {
+    return std::string(model_output);
+  }
 };
 
-using AppHooks =
-    hookset::HookSet<RequestId, ValidatePrompt, ChooseModel, SystemPrompt, GateToolCall, AuditOutput>;
+using AppHooks = hookset::HookSet<RequestId, ValidatePrompt, ChooseModel, SystemPrompt,
+                                  GateToolCall, AuditOutput>;
 
 // ---- company-wide policy: the base set every tenant starts from ------------------------------
 
@@ -127,7 +133,8 @@ std::string redact_words(std::string_view text, bool (*secret)(std::string_view)
     const std::size_t end = std::min(text.find(' ', start), text.size());
     const std::string_view word = text.substr(start, end - start);
     const std::size_t core = word.find_last_not_of(".,;:!?") + 1;  // npos + 1 == 0
-    out.append(secret(word.substr(0, core)) ? replacement : word.substr(0, core)).append(word.substr(core));
+    out.append(secret(word.substr(0, core)) ? replacement : word.substr(0, core))
+        .append(word.substr(core));
     if (end < text.size()) out += ' ';
     start = end + 1;
   }
@@ -150,7 +157,8 @@ AppHooks base_hooks(const hookset::Stateful<RequestCounter>& counter) {
   // built from this one draws from the same counter, so ids are unique across tenants.
   base.add<RequestId>(counter);
   base.add<ValidatePrompt>([](const Request& request) {
-    if (contains(request.prompt, "sk-")) return Verdict::reject("prompt looks like it contains an API key");
+    if (contains(request.prompt, "sk-"))
+      return Verdict::reject("prompt looks like it contains an API key");
     return Verdict::accept();
   });
   base.add<SystemPrompt>([] { return std::string("You are a helpful assistant."); });
@@ -162,7 +170,8 @@ AppHooks base_hooks(const hookset::Stateful<RequestCounter>& counter) {
   // An auditor gets the text as the previous auditors left it (`last`; always set in an Always
   // slot, the default ran first) and returns its own version.
   base.add<AuditOutput>([](std::string_view, const std::optional<std::string>& last) {
-    return redact_words(*last, [](std::string_view word) { return contains(word, "@"); }, "[email]");
+    const auto is_email = [](std::string_view word) { return contains(word, "@"); };
+    return redact_words(*last, is_email, "[email]");
   });
   base.configure<AuditOutput>(Truncate{200});
   return base;
@@ -173,7 +182,9 @@ AppHooks base_hooks(const hookset::Stateful<RequestCounter>& counter) {
 // acme runs a support desk: its fine-tuned model for everything, and no web search.
 struct AcmePolicy {
   std::string operator()(SystemPrompt) const { return "You are Acme's support assistant."; }
-  std::optional<std::string> operator()(ChooseModel, const Request&) const { return "acme-support-7b"; }
+  std::optional<std::string> operator()(ChooseModel, const Request&) const {
+    return "acme-support-7b";
+  }
   ToolDecision operator()(GateToolCall, const ToolCall& call) const {
     if (call.tool == "search") return ToolDecision::deny("web search is disabled for acme");
     return ToolDecision::proceed();
@@ -187,9 +198,10 @@ struct GlobexPolicy {
     if (contains(request.prompt, "Summarize")) return "large-128k";
     return std::nullopt;  // not our call: the default decides
   }
-  std::string operator()(AuditOutput, std::string_view, const std::optional<std::string>& last) const {
-    return redact_words(*last, [](std::string_view word) { return word == "confidential"; },
-                        "[redacted]");
+  std::string operator()(AuditOutput, std::string_view,
+                         const std::optional<std::string>& last) const {
+    const auto is_confidential = [](std::string_view word) { return word == "confidential"; };
+    return redact_words(*last, is_confidential, "[redacted]");
   }
 };
 
@@ -209,13 +221,15 @@ ModelReply fake_model(std::string_view prompt, const std::vector<ToolResult>& re
   if (!results.empty()) {
     const ToolResult& result = results.back();
     if (result.denied) return {std::nullopt, "Sorry, " + result.content + "."};
-    return {std::nullopt, "The " + result.tool + " tool says " + result.content + ": take an umbrella."};
+    return {std::nullopt,
+            "The " + result.tool + " tool says " + result.content + ": take an umbrella."};
   }
   if (contains(prompt, "weather")) return {ToolCall{"weather", "Paris"}, {}};
   if (contains(prompt, "Search")) return {ToolCall{"search", "hookset releases"}, {}};
   if (contains(prompt, "disk")) return {ToolCall{"shell", "rm -rf /var/cache"}, {}};
   if (contains(prompt, "Summarize"))
-    return {std::nullopt, "Q3: revenue up 12%; the confidential merger is on track; ask bob@globex.com."};
+    return {std::nullopt,
+            "Q3: revenue up 12%; the confidential merger is on track; ask bob@globex.com."};
   return {std::nullopt, "Hello!"};
 }
 
@@ -237,7 +251,8 @@ struct Outcome {
 hookset::Task<Outcome> handle_request(const AppHooks& hooks, Request request) {
   Outcome outcome;
   outcome.id = co_await hooks.call<RequestId>(request.tenant);
-  std::cout << "== request " << outcome.id << " (" << request.tenant << "): \"" << request.prompt << "\"\n";
+  std::cout << "== request " << outcome.id << " (" << request.tenant << "): \"" << request.prompt
+            << "\"\n";
 
   if (const Verdict verdict = co_await hooks.call<ValidatePrompt>(request); !verdict.has_value()) {
     std::cout << "  rejected: " << *verdict.rejection << '\n';
@@ -245,7 +260,7 @@ hookset::Task<Outcome> handle_request(const AppHooks& hooks, Request request) {
     outcome.text = *verdict.rejection;
     co_return outcome;
   }
-  outcome.model = *co_await hooks.call<ChooseModel>(request);  // the default always answers
+  outcome.model = *co_await hooks.call<ChooseModel>(request);       // the default always answers
   const std::string persona = co_await hooks.call<SystemPrompt>();  // a real model would get it
   std::cout << "  model " << outcome.model << ", persona \"" << persona << "\"\n";
 
@@ -333,14 +348,15 @@ int main() {
        "prompt looks like it contains an API key"},
       {"acme", "Search the web for hookset releases", Status::Answered, "acme-support-7b",
        "Sorry, web search is disabled for acme."},
-      {"globex", "Free up some disk space", Status::Aborted, "general-small", "destructive shell command"},
+      {"globex", "Free up some disk space", Status::Aborted, "general-small",
+       "destructive shell command"},
       {"globex", "", Status::Rejected, "", "prompt must not be empty"},
   };
   std::uint64_t expected_id = 0;
   for (const Case& c : cases) {
     const AppHooks& hooks = c.tenant == "acme" ? acme : globex;
-    const Outcome outcome =
-        hookset::sync_wait(handle_request(hooks, Request{std::string(c.tenant), std::string(c.prompt)}));
+    const Outcome outcome = hookset::sync_wait(
+        handle_request(hooks, Request{std::string(c.tenant), std::string(c.prompt)}));
     const std::string which = "request \"" + std::string(c.prompt) + "\": ";
     check(outcome.id == ++expected_id, which + "id " + std::to_string(outcome.id));
     check(outcome.status == c.status, which + "wrong status");
@@ -354,7 +370,8 @@ int main() {
   std::cout << "== requests per tenant:";
   for (const auto& [tenant, requests] : per_tenant) std::cout << ' ' << tenant << '=' << requests;
   std::cout << '\n';
-  check(per_tenant == std::map<std::string, int>{{"acme", 3}, {"globex", 3}}, "one counter for both tenants");
+  check(per_tenant == std::map<std::string, int>{{"acme", 3}, {"globex", 3}},
+        "one counter for both tenants");
 
   if (failures != 0) std::cerr << "orchestration: " << failures << " wrong result(s)\n";
   return failures == 0 ? 0 : 1;

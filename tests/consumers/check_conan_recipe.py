@@ -8,9 +8,9 @@ what can be checked without it:
 2. Both recipes load against a small stand-in of the Conan 2 API: only the names they use, with
    the real signatures (an import of anything else fails), recording what the recipe asks for.
 3. Each method of the recipe is called as `conan create` would, and its effects are checked:
-   version taken from CMakeLists.txt, Boost required with transitive headers, one package id,
-   C++20 checked, exactly the public headers packaged, the CMake/pkg-config names and
-   boost::headers declared. test_package requires the tested reference, uses CMakeDeps +
+   license BSL-1.0 with url and homepage, version taken from CMakeLists.txt, Boost required with
+   transitive headers, one package id, C++20 checked, exactly the public headers packaged and
+   LICENSE in licenses/, the CMake/pkg-config names and boost::headers declared. test_package requires the tested reference, uses CMakeDeps +
    CMakeToolchain + cmake_layout, and runs the test_package program.
 
 It does not prove the recipe works with a real Conan (that needs `conan create .`), but it keeps
@@ -172,6 +172,14 @@ def main():
     exports = Recipe.exports_sources
     exports = (exports,) if isinstance(exports, str) else tuple(exports)
     check("include/*" in exports, "exports_sources has include/*")
+    check(any(fnmatch.fnmatchcase("LICENSE", pattern) for pattern in exports),
+          "exports_sources exports LICENSE")
+    check(getattr(Recipe, "license", None) == "BSL-1.0", "license is BSL-1.0 (the SPDX name)")
+    for attribute in ("url", "homepage"):
+        value = getattr(Recipe, attribute, None)
+        check(isinstance(value, str) and value.startswith("https://"),
+              f"{attribute} is an https URL ({value})")
+    check(os.path.isfile(os.path.join(source_dir, "LICENSE")), "LICENSE exists at the source root")
 
     recipe = Recipe()
     recipe.recipe_folder = source_dir
@@ -210,6 +218,12 @@ def main():
                       for root, _d, files in os.walk(packaged_include) for f in files)
     check(packaged == expected and "hookset/hookset.hpp" in packaged,
           f"package: include/ holds exactly the {len(expected)} public and detail headers")
+    packaged_license = os.path.join(recipe.package_folder, "licenses", "LICENSE")
+    same_license = False
+    if os.path.isfile(packaged_license):
+        with open(packaged_license, "rb") as a, open(os.path.join(source_dir, "LICENSE"), "rb") as b:
+            same_license = a.read() == b.read()
+    check(same_license, "package: licenses/LICENSE is the source tree's LICENSE")
     others = sorted(d for d in os.listdir(recipe.package_folder) if d not in ("include", "licenses"))
     check(not others, f"package: nothing but include/ and licenses/ ({others or 'ok'})")
 

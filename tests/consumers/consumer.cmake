@@ -3,7 +3,8 @@
 # wiped first, so each run is a fresh configure as a user would do it.
 #
 #   STEP=install        configure hookset's source (tests/examples off), `cmake --install` it to
-#                       PREFIX, check the installed layout and the version file's answers
+#                       PREFIX, check the installed layout (headers, package files, LICENSE) and
+#                       the version file's answers
 #   STEP=cmake_project  configure, build and run the CMake project PROJECT_DIR (the consumer, or
 #                       the Conan test_package), against PREFIX (find_package) or, when
 #                       HOOKSET_SOURCE_DIR is set, with add_subdirectory
@@ -84,13 +85,20 @@ if(STEP STREQUAL "install")
     endif()
   endforeach()
   foreach(file share/cmake/hookset/hooksetConfig.cmake share/cmake/hookset/hooksetConfigVersion.cmake
-               share/cmake/hookset/hooksetTargets.cmake share/pkgconfig/hookset.pc)
+               share/cmake/hookset/hooksetTargets.cmake share/pkgconfig/hookset.pc
+               share/doc/hookset/LICENSE)
     if(NOT EXISTS "${PREFIX}/${file}")
       list(APPEND missing "${file}")
     endif()
   endforeach()
   if(missing)
     message(FATAL_ERROR "FAIL install: not installed: ${missing}")
+  endif()
+  # The installed license is the source tree's, byte for byte.
+  file(SHA256 "${SOURCE_DIR}/LICENSE" source_license)
+  file(SHA256 "${PREFIX}/share/doc/hookset/LICENSE" installed_license)
+  if(NOT source_license STREQUAL installed_license)
+    message(FATAL_ERROR "FAIL install: share/doc/hookset/LICENSE differs from ${SOURCE_DIR}/LICENSE")
   endif()
   file(GLOB_RECURSE package_files "${PREFIX}/share/*")
   foreach(file IN LISTS package_files)
