@@ -2,11 +2,13 @@
 // HookSet<Slots...>: owns the hooks of its slots (and of nested sets) and dispatches them.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -18,6 +20,7 @@
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/bind.hpp>
 #include <boost/mp11/list.hpp>
+#include <boost/mp11/map.hpp>
 #include <boost/mp11/set.hpp>
 
 #include <hookset/detail/diagnostics.hpp>
@@ -49,23 +52,29 @@ template <class... M> struct slots_of<HookSet<M...>> {
 template <class M>
 using is_valid_member = mp::mp_bool<is_hook_set<M>::value || is_slot_type<M>()>;
 
-// What a set stores for a member it rejected: nothing, so that no second error follows ours.
-struct rejected_member {};
 
-template <class M, bool Nested = is_hook_set<M>::value, bool Valid = Nested || slot_ok<M>>
-struct member_storage { using type = M; };
-template <class M>
-struct member_storage<M, false, true> { using type = hook_list_owner<kind_of<M>>; };
-template <class M>
-struct member_storage<M, false, false> { using type = rejected_member; };
-template <class M>
-using member_storage_t = typename member_storage<M>::type;
 
 template <class Slots, class S>
 using occurs_more_than_once = mp::mp_bool<(mp::mp_count<Slots, S>::value > 1)>;
 
 template <class S, class Target>
 using implements_slot_t = mp::mp_bool<implements_slot<S, Target>>;
+
+// Destroys an owned hook of type T. The only per-type piece of an owned hook's lifetime: the
+// shared_ptr that owns it is a shared_ptr<const void> with this deleter, whose control block
+// type is the same for every hook type.
+template <class T>
+void destroy_hook(void* hook) noexcept {
+  delete static_cast<T*>(hook);
+}
+
+// A captureless lambda or a stateless functor: nothing to store. Every copy is the same, so
+// the one static instance serves every registration (no allocation).
+template <class T>
+inline constexpr bool is_stateless_hook =
+    std::is_empty_v<T> && std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>;
+template <class T>
+inline constexpr T stateless_instance{};
 
 // How a registered hook is held: borrowed (std::ref), shared (std::shared_ptr) or owned.
 template <class Hook>
@@ -78,9 +87,15 @@ struct hook_holding {
     if constexpr ((std::is_pointer_v<value_type> || std::is_member_pointer_v<value_type>) &&
                   !std::is_function_v<std::remove_reference_t<H>>)
       if (hook == nullptr) throw std::invalid_argument("hookset: cannot register a null hook");
-    auto owner = std::make_shared<const value_type>(std::forward<H>(hook));
-    object = const_cast<value_type*>(owner.get());  // called only through `const value_type&`
-    return owner;
+    if constexpr (is_stateless_hook<value_type>) {
+      object = const_cast<value_type*>(&stateless_instance<value_type>);  // called only as const
+      return nullptr;
+    } else {
+      auto* owned = new value_type(std::forward<H>(hook));
+      object = owned;  // called only through `const value_type&`
+      // (Should the control block's allocation throw, shared_ptr destroys `owned` itself.)
+      return std::shared_ptr<const void>(static_cast<void*>(owned), &destroy_hook<value_type>);
+    }
   }
 };
 template <class T>
@@ -118,16 +133,10 @@ class all_or_nothing {
 };
 
 // Checks a HookSet's member list once, where the set type is first used; reports the first
-// problem only.
-template <class Slot, class... Rest>
-constexpr void check_slots() {
-  if constexpr (!check_slot<Slot>()) return;
-  else if constexpr (sizeof...(Rest) > 0) check_slots<Rest...>();
-}
-template <class... Slots>
-constexpr void check_slot_list(mp::mp_list<Slots...>) {
-  if constexpr (sizeof...(Slots) > 0) check_slots<Slots...>();
-}
+// problem only. Linear in the number of slots: each is judged once (slot_ok), and only a bad
+// one is checked again to report it.
+template <class S>
+using is_bad_slot = mp::mp_bool<!slot_ok<S>>;
 
 template <class... Members>
 constexpr bool validate_hook_set() {
@@ -137,14 +146,47 @@ constexpr bool validate_hook_set() {
     report_invalid_member<mp::mp_front<invalid>>();
   } else {
     using slots = typename slots_of<HookSet<Members...>>::type;
-    using duplicates = mp::mp_copy_if_q<slots, mp::mp_bind_front<occurs_more_than_once, slots>>;
-    if constexpr (!mp::mp_empty<duplicates>::value)
+    if constexpr (!mp::mp_is_set<slots>::value) {
+      using duplicates = mp::mp_copy_if_q<slots, mp::mp_bind_front<occurs_more_than_once, slots>>;
       report_duplicate_slot<mp::mp_front<duplicates>>();
-    else
-      check_slot_list(mp::mp_remove_if<members, is_hook_set>{});  // nested sets check their own
+    } else {
+      using own_slots = mp::mp_remove_if<members, is_hook_set>;  // nested sets check their own
+      constexpr std::size_t bad = mp::mp_find_if<own_slots, is_bad_slot>::value;
+      if constexpr (bad < mp::mp_size<own_slots>::value) check_slot<mp::mp_at_c<own_slots, bad>>();
+    }
   }
   return true;  // the report above is the error; this static_assert adds none
 }
+
+// How a set stores its members: its own slots' hook lists in one array (indexed by the slot's
+// position among them), its nested sets in a Hana tuple.
+template <class M>
+using is_own_slot = mp::mp_bool<!is_hook_set<M>::value && slot_ok<M>>;
+
+// Where each slot of a set lives, as an Mp11 map (one lookup, however many slots):
+// {slot, own_list<i>} for the set's own slot i, {slot, in_nested<j>} for a slot of nested set j.
+template <std::size_t I> struct own_list : mp::mp_size_t<I> {};
+template <std::size_t J> struct in_nested : mp::mp_size_t<J> {};
+
+template <class Own, class Nested, class OwnIndices = mp::mp_iota<mp::mp_size<Own>>,
+          class NestedIndices = mp::mp_iota<mp::mp_size<Nested>>>
+struct slot_locations;
+template <class... Own, class... Nested, class... I, class... J>
+struct slot_locations<mp::mp_list<Own...>, mp::mp_list<Nested...>, mp::mp_list<I...>, mp::mp_list<J...>> {
+  template <class Index>
+  struct located_in {
+    template <class S>
+    using fn = mp::mp_list<S, in_nested<Index::value>>;
+  };
+  using type = mp::mp_append<mp::mp_list<mp::mp_list<Own, own_list<I::value>>...>,
+                             mp::mp_transform_q<located_in<J>, typename slots_of<Nested>::type>...>;
+};
+
+// What a set needs to know of its own slots at run time, to walk them in a loop.
+struct own_slot_info {
+  std::string_view name;
+  bool singleton;
+};
 
 }  // namespace detail
 
@@ -153,12 +195,22 @@ class HookSet {
   template <class...> friend class HookSet;
   using members = boost::mp11::mp_list<Members...>;
   static_assert(detail::validate_hook_set<Members...>());
+  // A member that is neither (rejected above) is stored nowhere, so that no second error
+  // follows ours.
+  using own_slots = boost::mp11::mp_copy_if<members, detail::is_own_slot>;
+  using nested_sets = boost::mp11::mp_copy_if<members, detail::is_hook_set>;
+  static constexpr std::size_t own_count = boost::mp11::mp_size<own_slots>::value;
 
  public:
   // Every slot callable through this set, nested sets' slots included.
   using slots = typename detail::slots_of<HookSet>::type;
+
+ private:
+  using locations = typename detail::slot_locations<own_slots, nested_sets>::type;
+
+ public:
   template <class S>
-  static constexpr bool contains = boost::mp11::mp_contains<slots, S>::value;
+  static constexpr bool contains = !std::is_void_v<boost::mp11::mp_map_find<locations, S>>;
 
   HookSet() = default;
 
@@ -169,7 +221,7 @@ class HookSet {
   // time limit, failure policy, named order). Returns the id that remove() takes.
   template <class S, class Hook>
   HookId add(Hook&& hook, Priority priority = {}) {
-    return add_with<S>(std::forward<Hook>(hook), detail::to_hook_options(priority));
+    return add_with<S>(std::forward<Hook>(hook), priority);
   }
   template <class S, class Hook>
   HookId add(Hook&& hook, HookOptions options) {
@@ -210,24 +262,14 @@ class HookSet {
   // Unregisters the hook `id` names; false if this set does not hold it.
   bool remove(HookId id) {
     bool removed = false;
-    for_each_list([&](auto& owner) {
-      if (removed) return;
-      const auto* list = owner.current();
-      if (!list || std::none_of(list->hooks.begin(), list->hooks.end(), [&](const auto& e) { return e.id() == id; }))
-        return;
-      owner.modify([&](auto& fresh) { std::erase_if(fresh.hooks, [&](const auto& e) { return e.id() == id; }); });
-      removed = true;
-    });
+    for_each_list([&](auto& owner) { removed = removed || detail::remove_hook(owner, id); });
     return removed;
   }
 
   // Whether this set holds the registration `id` (in any slot, nested sets included).
   bool holds(HookId id) const noexcept {
     bool found = false;
-    const_cast<HookSet*>(this)->for_each_list([&](auto& owner) {
-      if (const auto* list = owner.current())
-        found = found || std::any_of(list->hooks.begin(), list->hooks.end(), [&](const auto& e) { return e.id() == id; });
-    });
+    const_cast<HookSet*>(this)->for_each_list([&](auto& owner) { found = found || detail::holds_hook(owner, id); });
     return found;
   }
 
@@ -237,17 +279,14 @@ class HookSet {
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
     } else {
-      auto& owner = storage_for<S>();
-      if (owner.count() != 0) owner.modify([](auto& list) { list.hooks.clear(); });
+      detail::clear_hooks(storage_for<S>());
     }
   }
   // Removes every hook of every slot, nested sets included (configured companions stay).
   void clear() {
     detail::all_or_nothing<HookSet> transaction(*this);
     try {
-      for_each_list([](auto& owner) {
-        if (owner.count() != 0) owner.modify([](auto& list) { list.hooks.clear(); });
-      });
+      for_each_list([](auto& owner) { detail::clear_hooks(owner); });
     } catch (...) {
       transaction.roll_back();
       throw;
@@ -281,10 +320,10 @@ class HookSet {
         [[maybe_unused]] constexpr bool reported = detail::report_mutable_companion<S, C>();
       } else {
         auto instance = std::make_shared<const C>(std::forward<Companion>(companion));
-        storage_for<S>().modify([&](auto& list) {
-          if constexpr (std::is_same_v<C, typename kind::chain>) list.chain.instance = std::move(instance);
-          else if constexpr (std::is_same_v<C, typename kind::aggregate>) list.aggregate.instance = std::move(instance);
-          else list.finalize.instance = std::move(instance);
+        storage_for<S>().modify([&](detail::hook_list& list) {
+          if constexpr (std::is_same_v<C, typename kind::chain>) list.chain = std::move(instance);
+          else if constexpr (std::is_same_v<C, typename kind::aggregate>) list.aggregate = std::move(instance);
+          else list.finalize = std::move(instance);
         });
       }
     }
@@ -327,7 +366,7 @@ class HookSet {
       constexpr bool reported = detail::report_not_a_nested_set<N, HookSet>();  // evaluated now: our error first
       return reported;
     } else {
-      return static_cast<N&>(boost::hana::at_c<boost::mp11::mp_find<members, N>::value>(members_));
+      return static_cast<N&>(boost::hana::at_c<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
     }
   }
   template <class N>
@@ -361,8 +400,9 @@ class HookSet {
   }
 
  private:
-  template <class S, class Hook>
-  HookId add_with(Hook&& hook, HookOptions&& options) {
+  // Options: Priority or HookOptions.
+  template <class S, class Hook, class Options>
+  HookId add_with(Hook&& hook, Options&& options) {
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
       return {};
@@ -377,8 +417,9 @@ class HookSet {
       } else {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
-        auto entry = detail::make_hook_entry<detail::kind_of<S>, target, S>(object, std::move(owner), std::move(options),
-                                                                           detail::descriptor_of<S>.on_failure);
+        using calls = detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
+        auto entry = detail::make_entry(object, std::move(owner), std::forward<Options>(options),
+                                        detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry));
         return id;
@@ -410,8 +451,9 @@ class HookSet {
         try {
           mp::mp_for_each<mp::mp_transform<mp::mp_identity, implemented>>([&](auto slot) {
             using S = typename decltype(slot)::type;
-            auto entry = detail::make_hook_entry<detail::kind_of<S>, target, S, S>(
-                raw, owner, HookOptions(options), detail::descriptor_of<S>.on_failure);
+            using calls = detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>, S>;
+            auto entry = detail::make_entry(raw, owner, HookOptions(options), detail::descriptor_of<S>.on_failure,
+                                            calls::sync(), calls::async());
             const HookId id = entry.id();
             insert_hook<S>(std::move(entry));
             ids.push_back(id);
@@ -436,110 +478,53 @@ class HookSet {
       return calls::template finalize_kind<const C> != detail::call_kind::invalid;
   }
 
-  // Index of the member (slot or nested set) through which slot S is reached.
-  template <class S, class M>
-  using owns_slot = boost::mp11::mp_contains<typename detail::slots_of<M>::type, S>;
+  // Where slot S lives: one of this set's own lists, or a nested set.
   template <class S>
-  static constexpr std::size_t member_index =
-      boost::mp11::mp_find_if_q<members, boost::mp11::mp_bind_front<owns_slot, S>>::value;
+  using location = boost::mp11::mp_second<boost::mp11::mp_map_find<locations, S>>;
 
   template <class S>
-  auto& storage_for() {
-    auto& member = boost::hana::at_c<member_index<S>>(members_);
-    if constexpr (std::is_same_v<boost::mp11::mp_at_c<members, member_index<S>>, S>) return member;
-    else return member.template storage_for<S>();
+  detail::hook_list_owner& storage_for() {
+    using where = location<S>;
+    if constexpr (std::is_base_of_v<detail::own_list<where::value>, where>)
+      return lists_[where::value];
+    else
+      return boost::hana::at_c<where::value>(nested_).template storage_for<S>();
   }
   template <class S>
-  const auto& storage_for() const {
+  const detail::hook_list_owner& storage_for() const {
     return const_cast<HookSet*>(this)->storage_for<S>();
   }
 
   // Calls f(owner) for the hook list owner of every slot, nested sets included.
   template <class F>
   void for_each_list(F&& f) {
-    boost::hana::for_each(members_, [&](auto& member) {
-      using M = std::remove_cvref_t<decltype(member)>;
-      if constexpr (detail::is_hook_set<M>::value) member.for_each_list(f);
-      else if constexpr (!std::is_same_v<M, detail::rejected_member>) f(member);
-    });
+    for (detail::hook_list_owner& owner : lists_) f(owner);
+    boost::hana::for_each(nested_, [&](auto& nested) { nested.for_each_list(f); });
   }
 
+  // Names and modes of the own slots, for loops over lists_.
+  template <class... S>
+  static constexpr std::array<detail::own_slot_info, sizeof...(S)> own_infos(boost::mp11::mp_list<S...>) {
+    return {{{slot_name<S>, detail::kind_of<S>::is_singleton}...}};
+  }
+  static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos = own_infos(own_slots{});
+
   template <class S>
-  void insert_hook(detail::hook_entry<detail::kind_of<S>> entry) {
-    auto& owner = storage_for<S>();
-    if constexpr (detail::kind_of<S>::is_singleton) {
-      const bool replaced = owner.count() != 0;
-      owner.modify([&](auto& list) {
-        list.hooks.reserve(1);
-        list.hooks.clear();
-        list.hooks.push_back(std::move(entry));
-      });
-      if (replaced)
-        detail::warn(slot_name<S>, "singleton hook replaced: the slot keeps only the newest hook", observer_);
-    } else {
-      owner.modify([&](auto& list) {
-        // Built aside, so that an ordering error (or a throwing copy) leaves the list as it was.
-        auto hooks = list.hooks;
-        const detail::hook_record* added = entry.record.get();
-        hooks.insert(detail::insertion_point(hooks, entry.priority()), std::move(entry));
-        detail::apply_named_order(hooks, slot_name<S>, added);
-        list.hooks.swap(hooks);
-      });
-    }
+  void insert_hook(detail::hook_entry entry) {
+    detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton, slot_name<S>, observer_);
   }
 
   void extend_members(const HookSet& other) {
-    boost::mp11::mp_for_each<boost::mp11::mp_iota_c<sizeof...(Members)>>([&](auto index) {
-      constexpr std::size_t i = decltype(index)::value;
-      using member = boost::mp11::mp_at_c<members, i>;
-      auto& mine = boost::hana::at_c<i>(members_);
-      const auto& theirs = boost::hana::at_c<i>(other.members_);
-      if constexpr (detail::is_hook_set<member>::value) mine.extend_members(theirs);
-      else if constexpr (detail::slot_ok<member>) extend_slot<member>(mine, theirs);
+    for (std::size_t i = 0; i < own_count; ++i)
+      detail::extend_list(lists_[i], other.lists_[i], own_slot_infos[i].singleton, own_slot_infos[i].name, observer_);
+    boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<nested_sets>>>([&](auto index) {
+      constexpr std::size_t j = decltype(index)::value;
+      boost::hana::at_c<j>(nested_).extend_members(boost::hana::at_c<j>(other.nested_));
     });
   }
 
-  template <class S>
-  void extend_slot(detail::hook_list_owner<detail::kind_of<S>>& mine,
-                   const detail::hook_list_owner<detail::kind_of<S>>& theirs) {
-    using kind = detail::kind_of<S>;
-    using list_type = detail::hook_list<kind>;
-    const auto* source = theirs.current();
-    if (!source) return;
-    // Hold the source: `theirs` may be `mine` (a set extended with itself).
-    source->acquire();
-    struct release_on_exit {
-      const list_type* list;
-      ~release_on_exit() { list_type::release_ref(list); }
-    } hold{source};
-
-    const bool replaces_singleton = kind::is_singleton && !source->hooks.empty() && mine.count() != 0;
-    bool replaces_companion = false;
-    if (const auto* current = mine.current()) {
-      if constexpr (kind::has_chain) replaces_companion |= source->chain.instance && current->chain.instance;
-      if constexpr (kind::has_aggregate) replaces_companion |= source->aggregate.instance && current->aggregate.instance;
-      if constexpr (kind::has_finalize) replaces_companion |= source->finalize.instance && current->finalize.instance;
-    }
-    mine.modify([&](auto& list) {
-      if constexpr (kind::is_singleton) {
-        if (!source->hooks.empty()) list.hooks = source->hooks;
-      } else {
-        // Build the merge aside so a throwing copy or an ordering error leaves `list` as it was.
-        auto merged = list.hooks;
-        merged.reserve(merged.size() + source->hooks.size());
-        for (const auto& entry : source->hooks) merged.insert(detail::insertion_point(merged, entry.priority()), entry);
-        detail::apply_named_order(merged, slot_name<S>, nullptr);
-        list.hooks.swap(merged);
-      }
-      if constexpr (kind::has_chain) if (source->chain.instance) list.chain = source->chain;
-      if constexpr (kind::has_aggregate) if (source->aggregate.instance) list.aggregate = source->aggregate;
-      if constexpr (kind::has_finalize) if (source->finalize.instance) list.finalize = source->finalize;
-    });
-    if (replaces_singleton) detail::warn(slot_name<S>, "singleton hook replaced by extend", observer_);
-    if (replaces_companion) detail::warn(slot_name<S>, "configured companion replaced by extend", observer_);
-  }
-
-  boost::hana::tuple<detail::member_storage_t<Members>...> members_;
+  std::array<detail::hook_list_owner, own_count> lists_;
+  boost::mp11::mp_rename<nested_sets, boost::hana::tuple> nested_;
   Observer* observer_ = nullptr;
 };
 

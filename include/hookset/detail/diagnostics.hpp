@@ -194,10 +194,13 @@ struct slot_rules {
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
                          aggregate_shape, finalize_shape>();
   }
-  static constexpr bool holds = options_hold &&
-                                all_hold<default_declared, default_shape,
-                                         builtin_chain_needs_has_value<typename opts::chain, result>,
-                                         chain_shape, aggregate_shape, finalize_shape>();
+  static constexpr bool holds = [] {
+    if constexpr (!options_hold)
+      return false;  // (the checks below read the options: never instantiated for bad ones)
+    else
+      return all_hold<default_declared, default_shape, builtin_chain_needs_has_value<typename opts::chain, result>,
+                      chain_shape, aggregate_shape, finalize_shape>();
+  }();
 };
 
 // Whether S is a slot at all, and a well-formed one; check_slot<S>() reports the first broken rule.

@@ -65,7 +65,9 @@ class companion_instance {
   struct none {};
 
  public:
-  void bind(const configured_companion<C>& configured) noexcept { configured_ = configured.instance.get(); }
+  void bind(const std::shared_ptr<const void>& configured) noexcept {
+    configured_ = static_cast<const C*>(configured.get());
+  }
   bool usable() const noexcept { return constructible || configured_ != nullptr; }
 
   template <class F>
@@ -87,7 +89,7 @@ class companion_instance {
 template <>
 class companion_instance<void> {
  public:
-  void bind(const configured_companion<void>&) noexcept {}
+  void bind(const std::shared_ptr<const void>&) noexcept {}
   bool usable() const noexcept { return true; }
 };
 
@@ -125,8 +127,7 @@ struct dispatch_observers {
     }
   }
 
-  template <class Entry>
-  void hook_begin(std::string_view slot, const Entry& hook, std::size_t position) noexcept {
+  void hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
     hook_start = clock::now();
     HookEvent event;
     event.slot = slot;
@@ -136,8 +137,7 @@ struct dispatch_observers {
     event.position = position;
     each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
   }
-  template <class Entry>
-  void hook_end(std::string_view slot, const Entry& hook, std::size_t position, HookOutcome outcome,
+  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, HookOutcome outcome,
                 std::exception_ptr error) noexcept {
     HookEvent event;
     event.slot = slot;
@@ -199,8 +199,8 @@ template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using result = typename Kind::result;
   using output = typename Kind::output;
-  using list_type = hook_list<Kind>;
-  using entry = hook_entry<Kind>;
+  using list_type = hook_list;
+  using entry = hook_entry;
   using descriptor = slot_descriptor<Kind>;
   using indices = std::index_sequence_for<A...>;
 
@@ -232,7 +232,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using runs_code_in_await_ready = void;
 
   template <class... Args>
-  dispatch(const hook_list_owner<Kind>& owner, const descriptor& slot, Observer* set_observer, Args&&... args)
+  dispatch(const hook_list_owner& owner, const descriptor& slot, Observer* set_observer, Args&&... args)
       : args_(std::forward<Args>(args)...),
         owner_(&owner),
         slot_(&slot),
@@ -259,8 +259,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     next_ = count_ = produced_ = 0;
     if (companions_constructible && !list_ && !set_observer_ && !observer_installed()) [[likely]] {
       // No hook, no configured companion, nobody watching: nothing can change under the
-      // default, and no snapshot needs protecting.
-      return start_without_hooks();
+      // default, and no snapshot needs protecting. Inlined (the default called directly) for
+      // slots without companions; with companions, one out-of-line copy per kind.
+      if constexpr (Kind::has_chain || Kind::has_producer) return start_without_hooks_outlined();
+      else return start_without_hooks();
     }
     return start_watched();
   }
@@ -337,6 +339,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     return finish();
   }
+
+  HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
 
   bool start() {
     if constexpr (Kind::is_always) {
@@ -484,9 +488,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   void call_plain(const entry& hook) {
-    if constexpr (is_void) call_with_args(hook.sync, hook.object);
-    else if constexpr (Kind::is_fold) value_ = call_with_args(hook.sync, hook.object, std::move(value_));
-    else value_ = call_with_args(hook.sync, hook.object);
+    const auto sync = sync_call_of<Kind>(hook);
+    if constexpr (is_void) call_with_args(sync, hook.object);
+    else if constexpr (Kind::is_fold) value_ = call_with_args(sync, hook.object, std::move(value_));
+    else value_ = call_with_args(sync, hook.object);
   }
 
   enum class hook_step : unsigned char { produced, skipped, suspended };
@@ -498,13 +503,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
     try {
       if (hook.sync) {
-        if constexpr (is_void) call_with_args(hook.sync, hook.object);
-        else if constexpr (Kind::is_fold) value_ = call_with_args(hook.sync, hook.object, last_for(hook));
-        else value_ = call_with_args(hook.sync, hook.object);
+        const auto sync = sync_call_of<Kind>(hook);
+        if constexpr (is_void) call_with_args(sync, hook.object);
+        else if constexpr (Kind::is_fold) value_ = call_with_args(sync, hook.object, last_for(hook));
+        else value_ = call_with_args(sync, hook.object);
         return hook_succeeded(hook);
       }
-      if constexpr (Kind::is_fold) pending_value_.emplace(call_with_args(hook.async, hook.object, last_for(hook)));
-      else pending_value_.emplace(call_with_args(hook.async, hook.object));
+      const auto async = async_call_of<Kind>(hook);
+      if constexpr (Kind::is_fold) pending_value_.emplace(call_with_args(async, hook.object, last_for(hook)));
+      else pending_value_.emplace(call_with_args(async, hook.object));
     } catch (...) {
       return hook_failed(hook, std::current_exception());
     }
@@ -676,7 +683,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // written only on the paths that read it.
 
   std::tuple<bound_t<A>...> args_;
-  const hook_list_owner<Kind>* owner_;
+  const hook_list_owner* owner_;
   const descriptor* slot_;
   Observer* set_observer_;
   // The default, copied from the descriptor: a constant where the dispatch is inlined, so a

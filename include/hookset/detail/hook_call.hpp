@@ -17,6 +17,7 @@
 #include <boost/mp11/list.hpp>
 
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/slot_traits.hpp>
@@ -124,12 +125,16 @@ struct hook_record {
   std::shared_ptr<const void> owner;  // keeps the hook object alive; empty when borrowed
 };
 
-// One registered hook. `object` points at the hook. Exactly one of sync/async is set.
-template <class Kind>
+// One registered hook. `object` points at the hook; exactly one of sync/async is set. The
+// call pointers are stored type-erased (a function pointer converts to another function pointer
+// type and back exactly), so that one entry type - and one copy of every operation on hook
+// lists - serves all slots; the engine of the slot's kind converts them back (hook_calls).
 struct hook_entry {
+  using erased_fn = void (*)();
+
   void* object = nullptr;
-  typename Kind::hook_sync_fn sync = nullptr;
-  typename Kind::hook_async_fn async = nullptr;
+  erased_fn sync = nullptr;
+  erased_fn async = nullptr;
   // Synchronous, no time limit, failures propagate: the engine may call it with no per-hook
   // bookkeeping at all.
   bool plain = false;
@@ -140,6 +145,15 @@ struct hook_entry {
   int priority() const noexcept { return record->priority; }
 };
 
+template <class Kind>
+typename Kind::hook_sync_fn sync_call_of(const hook_entry& entry) noexcept {
+  return reinterpret_cast<typename Kind::hook_sync_fn>(entry.sync);
+}
+template <class Kind>
+typename Kind::hook_async_fn async_call_of(const hook_entry& entry) noexcept {
+  return reinterpret_cast<typename Kind::hook_async_fn>(entry.async);
+}
+
 // Registration options as the add functions accept them.
 inline HookOptions to_hook_options(Priority priority) {
   HookOptions options;
@@ -148,10 +162,10 @@ inline HookOptions to_hook_options(Priority priority) {
 }
 inline HookOptions to_hook_options(HookOptions options) { return options; }
 
-template <class Kind, class Target, class Slot, class... Tag>
-hook_entry<Kind> make_hook_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
-                                 FailurePolicy slot_policy) {
-  using calls = hook_calls<Kind>;
+// The entry of a registration: its record and the erased calls. Not a template: one copy
+// serves every hook (the part that depends on the hook's type is entry_calls).
+HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
+                             FailurePolicy slot_policy, hook_entry::erased_fn sync, hook_entry::erased_fn async) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
@@ -161,19 +175,58 @@ hook_entry<Kind> make_hook_entry(void* object, std::shared_ptr<const void> owner
   record->after = std::move(options.after);
   record->owner = std::move(owner);
 
-  hook_entry<Kind> entry;
+  hook_entry entry;
   entry.object = object;
   entry.on_failure = options.on_failure.value_or(slot_policy);
-  if constexpr (is_stateful_v<std::remove_const_t<Target>>)
-    entry.async = &calls::template call_stateful<Target, Slot, Tag...>;
-  else if constexpr (calls::template kind<Target, Tag...> == call_kind::sync)
-    entry.sync = &calls::template call_sync<Target, Tag...>;
-  else
-    entry.async = &calls::template call_async<Target, Tag...>;
-  entry.plain = entry.sync && !record->timeout && entry.on_failure == FailurePolicy::propagate;
+  entry.sync = sync;
+  entry.async = async;
+  entry.plain = sync && !record->timeout && entry.on_failure == FailurePolicy::propagate;
   entry.record = std::move(record);
   return entry;
 }
+HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
+                             FailurePolicy slot_policy, hook_entry::erased_fn sync, hook_entry::erased_fn async) {
+  auto record = std::make_shared<hook_record>();
+  record->id = HookId::next();
+  record->priority = priority.value;
+  record->owner = std::move(owner);
+
+  hook_entry entry;
+  entry.object = object;
+  entry.on_failure = slot_policy;
+  entry.sync = sync;
+  entry.async = async;
+  entry.plain = sync && slot_policy == FailurePolicy::propagate;
+  entry.record = std::move(record);
+  return entry;
+}
+
+// The erased calls of a hook of type Target for a slot of kind Kind: {sync, async}, one set.
+// Slot is used only by a Stateful hook (it names the slot in its ReentrancyError): void for any
+// other hook, so that this depends on the kind and the hook, not the slot.
+template <class Kind, class Target, class Slot, class... Tag>
+struct entry_calls {
+  using calls = hook_calls<Kind>;
+  static hook_entry::erased_fn sync() noexcept {
+    if constexpr (!is_stateful_v<std::remove_const_t<Target>> &&
+                  calls::template kind<Target, Tag...> == call_kind::sync)
+      return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_sync<Target, Tag...>);
+    else
+      return nullptr;
+  }
+  static hook_entry::erased_fn async() noexcept {
+    if constexpr (is_stateful_v<std::remove_const_t<Target>>)
+      return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_stateful<Target, Slot, Tag...>);
+    else if constexpr (calls::template kind<Target, Tag...> == call_kind::async)
+      return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_async<Target, Tag...>);
+    else
+      return nullptr;
+  }
+};
+
+// The slot a hook's entry needs to know: only a Stateful's.
+template <class Target, class Slot>
+using entry_slot_t = std::conditional_t<is_stateful_v<std::remove_const_t<Target>>, Slot, void>;
 
 template <class S, class Target, class... Tag>
 inline constexpr bool hook_shape_ok = hook_calls<kind_of<S>>::template kind<Target, Tag...> != call_kind::invalid;

@@ -10,7 +10,8 @@
 // dispatch that suspends takes a reference first, so it keeps its hooks (and their captures)
 // alive until it completes, whatever happens to the set meanwhile.
 //
-// Both are keyed by the slot's kind, not the slot: slots of one signature share the code.
+// Neither is a template: the entries are type-erased (hook_call.hpp), so every slot of every
+// signature shares this code.
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +24,7 @@
 
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/errors.hpp>
+#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 
@@ -64,23 +66,14 @@ class sync_dispatch_scope {
 
 // ---- snapshot ---------------------------------------------------------------------------------
 
-// A companion instance configured on a set; shared (not copied) by snapshots and dispatches.
-template <class C>
-struct configured_companion {
-  std::shared_ptr<const C> instance;
-};
-template <>
-struct configured_companion<void> {};
-
-template <class Kind>
 struct hook_list {
-  using entry = hook_entry<Kind>;
-
   mutable std::atomic<std::size_t> refs{1};
-  std::vector<entry> hooks;  // in dispatch order: priority and named order, then registration
-  [[no_unique_address]] configured_companion<typename Kind::chain> chain;
-  [[no_unique_address]] configured_companion<typename Kind::aggregate> aggregate;
-  [[no_unique_address]] configured_companion<typename Kind::finalize> finalize;
+  std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
+  // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
+  // dispatches; the engine of the slot's kind knows their types.
+  std::shared_ptr<const void> chain;
+  std::shared_ptr<const void> aggregate;
+  std::shared_ptr<const void> finalize;
 
   hook_list() = default;
   hook_list(const hook_list& other)
@@ -96,11 +89,8 @@ struct hook_list {
 };
 
 // The set's side of a slot: its current snapshot, replaced copy-on-write on every change.
-template <class Kind>
 class hook_list_owner {
  public:
-  using list_type = hook_list<Kind>;
-
   hook_list_owner() noexcept = default;
   hook_list_owner(const hook_list_owner& other) noexcept : list_(other.list_) {
     if (list_) list_->acquire();
@@ -113,100 +103,87 @@ class hook_list_owner {
   ~hook_list_owner() { retire(std::exchange(list_, nullptr)); }
 
   // What a dispatch starting now runs over; nullptr when nothing was ever registered.
-  const list_type* current() const noexcept { return list_; }
+  const hook_list* current() const noexcept { return list_; }
   std::size_t count() const noexcept { return list_ ? list_->hooks.size() : 0; }
 
-  // Applies `edit(list_type&)` to a snapshot no one else can see and publishes it. Strong
+  // Applies `edit(hook_list&)` to a snapshot no one else can see and publishes it. Strong
   // guarantee: when `edit` throws, the slot is unchanged. `edit` may be applied in place only
   // when nothing else holds the snapshot and no dispatch on this thread walks it, so an in-place
   // `edit` must itself leave the list unchanged when it throws.
   template <class Edit>
-  decltype(auto) modify(Edit&& edit) {
-    if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1)
-      return std::forward<Edit>(edit)(*list_);
-    auto fresh = list_ ? std::make_unique<list_type>(*list_) : std::make_unique<list_type>();
-    if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
-    if constexpr (std::is_void_v<decltype(std::forward<Edit>(edit)(*fresh))>) {
-      std::forward<Edit>(edit)(*fresh);
-      retire(std::exchange(list_, fresh.release()));
-    } else {
-      decltype(auto) result = std::forward<Edit>(edit)(*fresh);
-      retire(std::exchange(list_, fresh.release()));
-      return result;
+  void modify(Edit&& edit) {
+    if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1) {
+      std::forward<Edit>(edit)(*list_);
+      return;
     }
+    auto fresh = list_ ? std::make_unique<hook_list>(*list_) : std::make_unique<hook_list>();
+    if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
+    std::forward<Edit>(edit)(*fresh);
+    retire(std::exchange(list_, fresh.release()));
   }
-
-  // Drops every hook and configured companion (no-op when there are none).
-  void reset() noexcept { retire(std::exchange(list_, nullptr)); }
 
  private:
   // Lets go of the set's reference, parking it while a synchronous dispatch runs here.
-  static void retire(list_type* list) noexcept {
+  static void retire(hook_list* list) noexcept {
     if (!list) return;
-    if (sync_dispatch_depth == 0) return list_type::release(list);
+    if (sync_dispatch_depth == 0) return hook_list::release(list);
     try {
-      parked_lists().push_back({list, &list_type::release});
+      parked_lists().push_back({list, &hook_list::release});
       has_parked_lists = true;
     } catch (...) {
       // Out of memory while parking: leaking the snapshot is the only choice that cannot let
-      // a running dispatch read freed memory. modify() reserves first, so only reset() and
+      // a running dispatch read freed memory. modify() reserves first, so only
       // ~hook_list_owner can get here.
     }
   }
 
-  list_type* list_ = nullptr;
+  hook_list* list_ = nullptr;
 };
 
 // ---- order ------------------------------------------------------------------------------------
 
 // Where an entry of `priority` goes: after every entry that runs before or with it.
-template <class Entries>
-auto insertion_point(Entries& entries, int priority) {
+inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>& entries, int priority) {
   return std::upper_bound(entries.begin(), entries.end(), priority,
-                          [](int p, const auto& entry) { return p < entry.priority(); });
+                          [](int p, const hook_entry& entry) { return p < entry.priority(); });
 }
 
-// Puts `entries` (already in priority and registration order) in the order their named
-// before/after constraints ask for, moving as little as possible: each step takes the earliest
-// entry whose predecessors have all been placed. `checked` is the registration whose names
-// must all exist (a new one); names of other entries that match nothing are ignored (their
-// registration was removed). Throws OrderingError for an unknown name or a cycle, leaving
-// `entries` as it was.
-template <class Entry>
-void apply_named_order(std::vector<Entry>& entries, std::string_view slot, const hook_record* checked) {
-  const bool constrained = std::any_of(entries.begin(), entries.end(), [](const Entry& e) {
-    return !e.record->before.empty() || !e.record->after.empty();
+// The order named before/after constraints ask for, as a permutation of `records` (given in
+// priority and registration order), moving as little as possible: each step takes the earliest
+// registration whose predecessors have all been placed. Empty when no registration has
+// constraints (the order stays). `checked` is the registration whose names must all exist (a
+// new one); names of others that match nothing are ignored (their registration was removed).
+// Throws OrderingError for an unknown name or a cycle. Not a template: one copy serves every
+// slot.
+inline std::vector<std::size_t> named_order(const std::vector<const hook_record*>& records, std::string_view slot,
+                                            const hook_record* checked) {
+  const bool constrained = std::any_of(records.begin(), records.end(), [](const hook_record* r) {
+    return !r->before.empty() || !r->after.empty();
   });
-  if (!constrained) return;
+  if (!constrained) return {};
 
-  const std::size_t n = entries.size();
-  auto named = [&](const std::string& name, auto&& each) {
-    bool found = false;
-    for (std::size_t j = 0; j < n; ++j)
-      if (entries[j].record->name == name) {
-        found = true;
-        each(j);
-      }
-    return found;
-  };
-  // edges[i]: the entries that must run after entry i.
+  const std::size_t n = records.size();
+  // edges[i]: the registrations that must run after registration i.
   std::vector<std::vector<std::size_t>> edges(n);
   std::vector<std::size_t> incoming(n, 0);
-  auto add_edge = [&](std::size_t from, std::size_t to) {
-    if (from == to) return;
-    edges[from].push_back(to);
-    ++incoming[to];
+  auto constrain = [&](std::size_t i, const std::string& name, bool before) {
+    bool found = false;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (records[j]->name != name || j == i) continue;
+      found = true;
+      const std::size_t from = before ? i : j;
+      const std::size_t to = before ? j : i;
+      edges[from].push_back(to);
+      ++incoming[to];
+    }
+    if (!found && records[i] == checked)
+      throw OrderingError(std::string(slot), "registration '" + records[i]->name + "' asks to run " +
+                                                 (before ? "before '" : "after '") + name +
+                                                 "', but the slot has no other registration of that name");
   };
   for (std::size_t i = 0; i < n; ++i) {
-    const hook_record& record = *entries[i].record;
-    for (const std::string& name : record.before)
-      if (!named(name, [&](std::size_t j) { add_edge(i, j); }) && &record == checked)
-        throw OrderingError(std::string(slot), "registration '" + record.name + "' asks to run before '" +
-                                                   name + "', but the slot has no registration of that name");
-    for (const std::string& name : record.after)
-      if (!named(name, [&](std::size_t j) { add_edge(j, i); }) && &record == checked)
-        throw OrderingError(std::string(slot), "registration '" + record.name + "' asks to run after '" +
-                                                   name + "', but the slot has no registration of that name");
+    for (const std::string& name : records[i]->before) constrain(i, name, true);
+    for (const std::string& name : records[i]->after) constrain(i, name, false);
   }
   std::vector<std::size_t> order;
   order.reserve(n);
@@ -221,17 +198,114 @@ void apply_named_order(std::vector<Entry>& entries, std::string_view slot, const
     if (next == n) {
       std::string cycle;
       for (std::size_t i = 0; i < n; ++i)
-        if (!placed[i]) cycle += (cycle.empty() ? "'" : ", '") + entries[i].record->name + "'";
+        if (!placed[i]) cycle += (cycle.empty() ? "'" : ", '") + records[i]->name + "'";
       throw OrderingError(std::string(slot), "the before/after constraints form a cycle among " + cycle);
     }
     placed[next] = true;
     order.push_back(next);
     for (std::size_t to : edges[next]) --incoming[to];
   }
-  std::vector<Entry> sorted;
-  sorted.reserve(n);
-  for (std::size_t i : order) sorted.push_back(entries[i]);
-  entries.swap(sorted);
+  return order;
+}
+
+inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot, const hook_record* checked) {
+  std::vector<const hook_record*> records;
+  records.reserve(hooks.size());
+  for (const hook_entry& e : hooks) records.push_back(e.record.get());
+  const std::vector<std::size_t> order = named_order(records, slot, checked);
+  if (order.empty()) return;
+  std::vector<hook_entry> sorted;
+  sorted.reserve(hooks.size());
+  for (std::size_t i : order) sorted.push_back(hooks[i]);
+  hooks.swap(sorted);
+}
+
+// Inserts `entry` into `hooks` by priority (after the entries of equal priority), then applies
+// the named order. Leaves `hooks` unchanged when it throws.
+inline void insert_in_order(std::vector<hook_entry>& hooks, hook_entry entry, std::string_view slot, bool check_names) {
+  std::vector<hook_entry> result;
+  result.reserve(hooks.size() + 1);
+  const auto at = insertion_point(hooks, entry.priority());
+  result.insert(result.end(), hooks.begin(), at);
+  const hook_record* added = entry.record.get();
+  result.push_back(std::move(entry));
+  result.insert(result.end(), at, hooks.end());
+  apply_named_order(result, slot, check_names ? added : nullptr);
+  hooks.swap(result);
+}
+
+// ---- registration -----------------------------------------------------------------------------
+// Not templates: one copy serves every slot.
+
+// Registers `entry` in `owner`: a singleton slot keeps only the newest hook (with a warning when
+// it replaces one), any other slot inserts it in order.
+HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton, std::string_view slot,
+                        Observer* observer) {
+  if (singleton) {
+    const bool replaced = owner.count() != 0;
+    owner.modify([&](hook_list& list) {
+      list.hooks.reserve(1);
+      list.hooks.clear();
+      list.hooks.push_back(std::move(entry));
+    });
+    if (replaced) warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
+  } else {
+    owner.modify([&](hook_list& list) { insert_in_order(list.hooks, std::move(entry), slot, true); });
+  }
+}
+
+// Merges `theirs` into `mine` (extend): see HookSet::extend.
+HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_owner& theirs, bool singleton, std::string_view slot,
+                        Observer* observer) {
+  const hook_list* source = theirs.current();
+  if (!source) return;
+  // Hold the source: `theirs` may be `mine` (a set extended with itself).
+  source->acquire();
+  struct release_on_exit {
+    const hook_list* list;
+    ~release_on_exit() { hook_list::release_ref(list); }
+  } hold{source};
+
+  const bool replaces_singleton = singleton && !source->hooks.empty() && mine.count() != 0;
+  bool replaces_companion = false;
+  if (const hook_list* current = mine.current())
+    replaces_companion = (source->chain && current->chain) || (source->aggregate && current->aggregate) ||
+                         (source->finalize && current->finalize);
+  mine.modify([&](hook_list& list) {
+    if (singleton) {
+      if (!source->hooks.empty()) list.hooks = source->hooks;
+    } else {
+      // Build the merge aside so a throwing copy or an ordering error leaves `list` as it was.
+      auto merged = list.hooks;
+      merged.reserve(merged.size() + source->hooks.size());
+      for (const hook_entry& entry : source->hooks) merged.insert(insertion_point(merged, entry.priority()), entry);
+      apply_named_order(merged, slot, nullptr);
+      list.hooks.swap(merged);
+    }
+    if (source->chain) list.chain = source->chain;
+    if (source->aggregate) list.aggregate = source->aggregate;
+    if (source->finalize) list.finalize = source->finalize;
+  });
+  if (replaces_singleton) warn(slot, "singleton hook replaced by extend", observer);
+  if (replaces_companion) warn(slot, "configured companion replaced by extend", observer);
+}
+
+// Removes the registration `id`; false when the list does not hold it.
+HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
+  const hook_list* list = owner.current();
+  if (!list || std::none_of(list->hooks.begin(), list->hooks.end(), [&](const hook_entry& e) { return e.id() == id; }))
+    return false;
+  owner.modify([&](hook_list& fresh) { std::erase_if(fresh.hooks, [&](const hook_entry& e) { return e.id() == id; }); });
+  return true;
+}
+
+inline bool holds_hook(const hook_list_owner& owner, HookId id) noexcept {
+  const hook_list* list = owner.current();
+  return list && std::any_of(list->hooks.begin(), list->hooks.end(), [&](const hook_entry& e) { return e.id() == id; });
+}
+
+inline void clear_hooks(hook_list_owner& owner) {
+  if (owner.count() != 0) owner.modify([](hook_list& list) { list.hooks.clear(); });
 }
 
 }  // namespace hookset::detail
