@@ -256,7 +256,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
-    next_ = count_ = produced_ = 0;
+    next_ = count_ = produced_ = plain_end_ = 0;
     if (companions_constructible && !list_ && !set_observer_ && !observer_installed()) [[likely]] {
       // No hook, no configured companion, nobody watching: nothing can change under the
       // default, and no snapshot needs protecting. Inlined (the default called directly) for
@@ -296,6 +296,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_) {
         hooks_ = list_->hooks.data();
         count_ = list_->hooks.size();
+        plain_end_ = list_->leading_plain;
         if constexpr (Kind::has_chain) chain_.bind(list_->chain);
         if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
         if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
@@ -423,7 +424,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // ---- running hooks ----------------------------------------------------------------------
 
-  bool run_hooks() {
+  HOOKSET_ALWAYS_INLINE bool run_hooks() {
     for (;;) {
       if (!(flags_ & hook_events)) [[likely]] {
         switch (run_plain_hooks()) {
@@ -448,26 +449,44 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // The plain hooks from next_ on (synchronous, no time limit, failures propagate, nobody
-  // asked for per-hook events), in one tight loop. Stops before the first other hook, or after
-  // an output the chain companion breaks on (or suspends on).
-  next run_plain_hooks() {
+  // asked for per-hook events): the leading stretch of them, in one tight loop. Stops at the
+  // end of that stretch, or after an output the chain companion breaks on (or suspends on).
+  // hooks_run is written once, after the loop (or by the handler, when a hook throws).
+  HOOKSET_ALWAYS_INLINE next run_plain_hooks() {
     const entry* const hooks = hooks_;
-    const std::size_t count = count_;
     const std::size_t first = next_;
+    const std::size_t end = plain_end_;
+    if (first >= end) return next::more;
     std::size_t i = first;
-    next after = next::more;
-    while (i != count && hooks[i].plain) {
-      const entry& hook = hooks[i];
-      next_ = ++i;  // hooks_run counts a hook that throws
-      call_plain(hook);
-      if constexpr (judges_outputs) {
-        ++produced_;
-        after = take_output();
-        if (after != next::more) return after;
+    try {
+      if constexpr (Kind::is_fold && last_in_registers<result>) {
+        // `last` stays in registers from hook to hook; memory sees only the final one.
+        bool has_last = value_.has_value();
+        result last = has_last ? *value_ : result{};
+        for (; i != end; ++i) {
+          last = call_with_args(sync_call_of<Kind>(hooks[i]), hooks[i].object, last, has_last);
+          has_last = true;
+        }
+        value_ = last;
+      } else {
+        while (i != end) {
+          if constexpr (judges_outputs) next_ = i + 1;  // (a companion may throw after the hook)
+          call_plain(hooks[i]);
+          ++i;
+          if constexpr (judges_outputs) {
+            ++produced_;
+            const next after = take_output();
+            if (after != next::more) return after;
+          }
+        }
       }
+    } catch (...) {
+      if constexpr (!judges_outputs) next_ = i + 1;  // hooks_run counts the hook that threw
+      throw;
     }
-    produced_ += judges_outputs ? 0 : i - first;
-    return after;
+    next_ = i;
+    if constexpr (!judges_outputs) produced_ += i - first;
+    return next::more;
   }
 
   bool continue_after(next n) {
@@ -490,8 +509,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   void call_plain(const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (is_void) call_with_args(sync, hook.object);
-    else if constexpr (Kind::is_fold) value_ = call_with_args(sync, hook.object, std::move(value_));
+    else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, std::move(value_));
     else value_ = call_with_args(sync, hook.object);
+  }
+
+  // Calls a fold hook with `last` as the erased call takes it (last_wire).
+  template <class Fn>
+  decltype(auto) call_fold(Fn fn, void* object, std::optional<result>&& last) {
+    if constexpr (last_in_registers<result>) {
+      const bool has_last = last.has_value();
+      return call_with_args(fn, object, has_last ? *last : result{}, has_last);
+    } else {
+      return call_with_args(fn, object, std::move(last));
+    }
   }
 
   enum class hook_step : unsigned char { produced, skipped, suspended };
@@ -505,12 +535,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (hook.sync) {
         const auto sync = sync_call_of<Kind>(hook);
         if constexpr (is_void) call_with_args(sync, hook.object);
-        else if constexpr (Kind::is_fold) value_ = call_with_args(sync, hook.object, last_for(hook));
+        else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, last_for(hook));
         else value_ = call_with_args(sync, hook.object);
         return hook_succeeded(hook);
       }
       const auto async = async_call_of<Kind>(hook);
-      if constexpr (Kind::is_fold) pending_value_.emplace(call_with_args(async, hook.object, last_for(hook)));
+      if constexpr (Kind::is_fold) pending_value_.emplace(call_fold(async, hook.object, last_for(hook)));
       else pending_value_.emplace(call_with_args(async, hook.object));
     } catch (...) {
       return hook_failed(hook, std::current_exception());
@@ -697,6 +727,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   const list_type* list_;
   const entry* hooks_;
   std::size_t count_;
+  std::size_t plain_end_;  // the end of the leading stretch of plain hooks
   std::size_t next_;      // hooks started so far: what hooks_run reports
   std::size_t produced_;  // hooks that produced an output (not skipped by FailOpen)
 

@@ -52,12 +52,22 @@ struct last_parameter { using type = mp::mp_list<>; };
 template <class Kind>
 struct last_parameter<Kind, true> { using type = mp::mp_list<std::optional<typename Kind::result>>; };
 
+// `last` as the hook receives it, from how it crossed the erased call (last_wire).
+template <class R>
+std::optional<R> last_from(R value, bool has_value) noexcept {
+  return has_value ? std::optional<R>(value) : std::nullopt;
+}
+template <class R>
+std::optional<R>&& last_from(std::optional<R>&& last) noexcept {
+  return std::move(last);
+}
+
 template <class Kind, class Params = typename Kind::parameters,
-          class Last = typename last_parameter<Kind>::type>
+          class Last = typename last_parameter<Kind>::type, class Wire = typename Kind::wire>
 struct hook_calls;
 
-template <class Kind, class... A, class... Last>
-struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>> {
+template <class Kind, class... A, class... Last, class... Wire>
+struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wire...>> {
   using result = typename Kind::result;
   // The call shape a hook must have, spelled as a function type for diagnostics.
   using expected_call = result(arg_ref_t<A>..., Last...);
@@ -98,19 +108,25 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>> {
       return target(Tag{}..., args..., std::move(last)...);
   }
 
+  // The entry points, as the engine calls them: `wire` is `last` as it crossed the call.
   template <class Target, class... Tag>
-  static result call_sync(void* object, arg_ref_t<A>... args, Last&&... last) {
-    if constexpr (std::is_void_v<result>) invoke<Target, Tag...>(object, args..., std::move(last)...);
-    else return invoke<Target, Tag...>(object, args..., std::move(last)...);
+  static result call_sync(void* object, arg_ref_t<A>... args, Wire... wire) {
+    if constexpr (sizeof...(Wire) == 0) return invoke<Target, Tag...>(object, args...);
+    else return invoke<Target, Tag...>(object, args..., last_from(std::forward<Wire>(wire)...));
   }
   template <class Target, class... Tag>
-  static Task<result> call_async(void* object, arg_ref_t<A>... args, Last&&... last) {
-    return to_task<result>(invoke<Target, Tag...>(object, args..., std::move(last)...));
+  static Task<result> call_async(void* object, arg_ref_t<A>... args, Wire... wire) {
+    if constexpr (sizeof...(Wire) == 0) return to_task<result>(invoke<Target, Tag...>(object, args...));
+    else return to_task<result>(invoke<Target, Tag...>(object, args..., last_from(std::forward<Wire>(wire)...)));
   }
   // A Stateful hook is told the slot that calls it, for the ReentrancyError it may raise.
   template <class Target, class Slot, class... Tag>
-  static Task<result> call_stateful(void* object, arg_ref_t<A>... args, Last&&... last) {
-    return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args..., std::move(last)...);
+  static Task<result> call_stateful(void* object, arg_ref_t<A>... args, Wire... wire) {
+    if constexpr (sizeof...(Wire) == 0)
+      return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args...);
+    else
+      return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args...,
+                                                                   last_from(std::forward<Wire>(wire)...));
   }
 };
 

@@ -69,6 +69,9 @@ class sync_dispatch_scope {
 struct hook_list {
   mutable std::atomic<std::size_t> refs{1};
   std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
+  // How many hooks from the start are plain (hook_entry::plain): the engine runs that stretch
+  // without looking at each entry's kind. Kept by hook_list_owner::modify.
+  std::size_t leading_plain = 0;
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
   // dispatches; the engine of the slot's kind knows their types.
   std::shared_ptr<const void> chain;
@@ -77,8 +80,17 @@ struct hook_list {
 
   hook_list() = default;
   hook_list(const hook_list& other)
-      : hooks(other.hooks), chain(other.chain), aggregate(other.aggregate), finalize(other.finalize) {}
+      : hooks(other.hooks),
+        leading_plain(other.leading_plain),
+        chain(other.chain),
+        aggregate(other.aggregate),
+        finalize(other.finalize) {}
   hook_list& operator=(const hook_list&) = delete;
+
+  void count_leading_plain() noexcept {
+    leading_plain = 0;
+    while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
+  }
 
   void acquire() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   static void release(void* list) noexcept {
@@ -114,11 +126,13 @@ class hook_list_owner {
   void modify(Edit&& edit) {
     if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1) {
       std::forward<Edit>(edit)(*list_);
+      list_->count_leading_plain();
       return;
     }
     auto fresh = list_ ? std::make_unique<hook_list>(*list_) : std::make_unique<hook_list>();
     if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
     std::forward<Edit>(edit)(*fresh);
+    fresh->count_leading_plain();
     retire(std::exchange(list_, fresh.release()));
   }
 

@@ -53,6 +53,30 @@ using option_type = typename mp::mp_eval_if_c<option_count<Options, P> == 0, mp:
 // ---------------------------------------------------------------------------------------------
 // slot_kind: the engine's key
 
+// How a fold hook's `last` crosses the type-erased call. A small trivially copyable R goes as
+// two scalars, (value, has_value), so that a dispatch keeps it in registers from hook to hook
+// (GCC 12 assembles a std::optional argument in memory, and the narrow stores that build it
+// cannot be forwarded to the wide load that passes it: a stall on every hook). Anything else
+// goes as std::optional<R>&& (moved, never copied).
+template <class R>
+inline constexpr bool last_in_registers = [] {
+  if constexpr (std::is_void_v<R>) return false;
+  else return std::is_trivially_copyable_v<R> && std::is_trivially_default_constructible_v<R> && sizeof(R) <= 16;
+}();
+
+template <class R, bool Fold>
+struct last_wire { using type = mp::mp_list<>; };
+template <class R>
+struct last_wire<R, true> {
+  using type = mp::mp_if_c<last_in_registers<R>, mp::mp_list<R, bool>, mp::mp_list<std::optional<R>&&>>;
+};
+
+template <class Ret>
+struct function_pointer {
+  template <class... P>
+  using fn = Ret (*)(P...);
+};
+
 template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption>
 struct slot_kind;
 
@@ -80,13 +104,14 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   static constexpr bool has_producer = has_aggregate || has_finalize;
 
   // The default (and every hook of a non-fold slot) is called as `f(object, args...)`; a fold
-  // slot's hooks also get `last`. `object` is the hook (null for the default).
+  // slot's hooks also get `last`, as last_wire says. `object` is the hook (null for the default).
+  using wire = typename last_wire<R, is_fold>::type;
   using plain_sync_fn = R (*)(void*, arg_ref_t<A>...);
   using plain_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
-  using fold_sync_fn = R (*)(void*, arg_ref_t<A>..., std::optional<R>&&);
-  using fold_async_fn = Task<R> (*)(void*, arg_ref_t<A>..., std::optional<R>&&);
-  using hook_sync_fn = std::conditional_t<is_fold, fold_sync_fn, plain_sync_fn>;
-  using hook_async_fn = std::conditional_t<is_fold, fold_async_fn, plain_async_fn>;
+  using hook_sync_fn =
+      mp::mp_apply_q<function_pointer<R>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
+  using hook_async_fn =
+      mp::mp_apply_q<function_pointer<Task<R>>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
 };
 
 // A slot's options, read without judging them (the rules below do that).
