@@ -65,7 +65,7 @@ const await_context* context_of(std::coroutine_handle<Promise> awaiting) noexcep
     return nullptr;
 }
 
-inline thread_local const await_context* scoped_await_context = nullptr;
+inline thread_local constinit const await_context* scoped_await_context = nullptr;
 
 // Makes `context` the thread's scoped context for the lifetime of this object. Never keep one
 // across a suspension point: the coroutine may resume on another thread.

@@ -205,7 +205,7 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
   std::atomic<bool> arrived_{false};
   bool finished_inline_ = false;  // only ever touched by the thread running start()
   // The task whose start() is inside its resume() call on this thread, if any.
-  static inline thread_local const task_promise_base* starting_task = nullptr;
+  static inline thread_local constinit const task_promise_base* starting_task = nullptr;
 #endif
 };
 

@@ -30,8 +30,8 @@ namespace hookset::detail {
 
 // ---- parking ---------------------------------------------------------------------------------
 
-inline thread_local unsigned sync_dispatch_depth = 0;
-inline thread_local bool has_parked_lists = false;
+inline thread_local constinit unsigned sync_dispatch_depth = 0;
+inline thread_local constinit bool has_parked_lists = false;
 
 struct parked_list {
   void* list;
