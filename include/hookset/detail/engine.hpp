@@ -42,7 +42,9 @@
 #include <hookset/coro/config.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/task.hpp>
+#include <hookset/call_options.hpp>
 #include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/dispatch_context.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/slot_traits.hpp>
@@ -225,6 +227,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr std::uint8_t observed = 8;     // observers_ is set
   static constexpr std::uint8_t hook_events = 16; // an observer wants per-hook events
   static constexpr std::uint8_t broke = 32;       // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64; // context_ is set (owned)
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -240,24 +243,57 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         default_sync_(slot.default_sync),
         default_async_(slot.default_async) {}
 
-  // Movable until it starts (compilers may move awaiters): only the inputs move.
+  // Movable until it starts (compilers may move awaiters): the inputs and the options move.
   dispatch(dispatch&& other) noexcept(std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
       : args_(std::move(other.args_)),
         owner_(other.owner_),
         slot_(other.slot_),
         set_observer_(other.set_observer_),
         default_sync_(other.default_sync_),
-        default_async_(other.default_async_) {}
+        default_async_(other.default_async_),
+        flags_(other.flags_ & has_context) {
+    if (flags_ & has_context) {
+      context_ = other.context_;
+      other.flags_ &= static_cast<std::uint8_t>(~has_context);
+    }
+  }
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (flags_ & (holds_list | suspended | driving)) [[unlikely]] release();
+    if (flags_ & (holds_list | suspended | driving | has_context)) [[unlikely]] release();
+  }
+
+  // ---- options (before the dispatch starts) -------------------------------------------------
+
+  // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
+  dispatch&& with(CallOptions options) && {
+    if (flags_ & has_context) context_->options() = std::move(options);
+    else set_context(new dispatch_context(std::move(options)));
+    return std::move(*this);
+  }
+  dispatch&& with_stop_token(std::stop_token token) && {
+    context().options().stop_token = std::move(token);
+    return std::move(*this);
+  }
+  dispatch&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    context().options().deadline = deadline;
+    return std::move(*this);
+  }
+  template <class Rep, class Period>
+  dispatch&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    context().options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+    return std::move(*this);
+  }
+  dispatch&& on(Executor& executor) && {
+    context().options().executor = &executor;
+    return std::move(*this);
   }
 
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
     next_ = count_ = produced_ = plain_end_ = 0;
-    if (companions_constructible && !list_ && !set_observer_ && !observer_installed()) [[likely]] {
+    if (companions_constructible && !list_ && !set_observer_ && !(flags_ & has_context) && !observer_installed())
+        [[likely]] {
       // No hook, no configured companion, nobody watching: nothing can change under the
       // default, and no snapshot needs protecting. Inlined (the default called directly) for
       // slots without companions; with companions, one out-of-line copy per kind.
@@ -293,6 +329,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (observers_.hook_events) flags_ |= hook_events;
     }
     try {
+      if (list_ && list_->any_time_limit && !(flags_ & has_context)) set_context(new dispatch_context(CallOptions{}));
+      if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
       if (list_) {
         hooks_ = list_->hooks.data();
         count_ = list_->hooks.size();
@@ -308,7 +346,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);  // the vector the aggregate receives
       sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
       if (start()) {
-        if (flags_ & observed) [[unlikely]] observers_.end(slot_->name, next_, nullptr);
+        complete(nullptr);
         return true;
       }
       // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
@@ -317,17 +355,38 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         list_->acquire();
         flags_ |= holds_list;
       }
+      if (flags_ & has_context) context_->arm_deadline();
       return false;
     } catch (...) {
-      if (flags_ & observed) observers_.end(slot_->name, next_, std::current_exception());
+      complete(std::current_exception());
       throw;
     }
+  }
+
+  // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
+  void complete(const std::exception_ptr& error) noexcept {
+    if (flags_ & has_context) context_->end();
+    if (flags_ & observed) [[unlikely]] observers_.end(slot_->name, next_, error);
+  }
+
+  dispatch_context& context() {
+    if (!(flags_ & has_context)) set_context(new dispatch_context(CallOptions{}));
+    return *context_;
+  }
+  void set_context(dispatch_context* context) noexcept {
+    context_ = context;
+    flags_ |= has_context;
+  }
+  // Before a step that runs user code: a cancelled or late dispatch goes no further.
+  void check_stop(const entry* hook = nullptr) const {
+    if (flags_ & has_context) context_->check(slot_->name, hook);
   }
 
   void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
     if (flags_ & driving) driver_.destroy();
     if (flags_ & holds_list) list_type::release_ref(list_);
+    if (flags_ & has_context) delete context_;
   }
 
   // ---- the rules --------------------------------------------------------------------------
@@ -426,7 +485,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   HOOKSET_ALWAYS_INLINE bool run_hooks() {
     for (;;) {
-      if (!(flags_ & hook_events)) [[likely]] {
+      if (!(flags_ & (hook_events | has_context))) [[likely]] {
         switch (run_plain_hooks()) {
           case next::more: break;
           case next::stop: return finish();
@@ -527,26 +586,79 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   enum class hook_step : unsigned char { produced, skipped, suspended };
 
   // A hook with bookkeeping: observed, or with a time limit or a failure policy, or
-  // asynchronous.
+  // asynchronous, or run by a dispatch with a context.
   hook_step run_hook(const entry& hook) {
     current_ = &hook;
+    check_stop(&hook);
+    const bool with_context = flags_ & has_context;
+    if (with_context) context_->begin_hook(hook, true);
     if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
-    try {
-      if (hook.sync) {
-        const auto sync = sync_call_of<Kind>(hook);
-        if constexpr (is_void) call_with_args(sync, hook.object);
-        else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, last_for(hook));
-        else value_ = call_with_args(sync, hook.object);
-        return hook_succeeded(hook);
+    std::exception_ptr error;
+    {
+      // The hook's synchronous part sees the dispatch's stop token and executor.
+      await_context_scope scope(with_context ? context_->link() : scoped_await_context);
+      try {
+        if (hook.sync) {
+          const auto sync = sync_call_of<Kind>(hook);
+          if constexpr (is_void) {
+            call_with_args(sync, hook.object);
+          } else {
+            // Kept aside until the hook's fate is known: a hook skipped by its failure policy
+            // leaves no output.
+            result output = [&]() -> result {
+              if constexpr (Kind::is_fold) return call_fold(sync, hook.object, last_for(hook));
+              else return call_with_args(sync, hook.object);
+            }();
+            const hook_step step = conclude_hook(hook, nullptr);
+            if (step == hook_step::produced) store_output(std::move(output));
+            return step;
+          }
+        } else {
+          const auto async = async_call_of<Kind>(hook);
+          if constexpr (Kind::is_fold) pending_value_.emplace(call_fold(async, hook.object, last_for(hook)));
+          else pending_value_.emplace(call_with_args(async, hook.object));
+          suspend_into(pending_kind::value, &dispatch::resume_after_hook);
+          return hook_step::suspended;
+        }
+      } catch (...) {
+        error = std::current_exception();
       }
-      const auto async = async_call_of<Kind>(hook);
-      if constexpr (Kind::is_fold) pending_value_.emplace(call_fold(async, hook.object, last_for(hook)));
-      else pending_value_.emplace(call_with_args(async, hook.object));
-    } catch (...) {
-      return hook_failed(hook, std::current_exception());
     }
-    suspend_into(pending_kind::value, &dispatch::resume_after_hook);
-    return hook_step::suspended;
+    return conclude_hook(hook, std::move(error));
+  }
+
+  template <class Output>
+  void store_output(Output&& output) {
+    value_ = std::forward<Output>(output);
+  }
+
+  // A hook returned (error null) or threw: decides what that means for the dispatch. Its own
+  // time limit expired: a failure of the hook (its policy decides). The dispatch was stopped
+  // meanwhile: the dispatch ends (cancelled or timed out), whatever the hook did. Else its
+  // exception goes to its failure policy.
+  hook_step conclude_hook(const entry& hook, std::exception_ptr error) {
+    if (flags_ & has_context) {
+      if (context_->end_hook()) {
+        return hook_failed(hook, std::make_exception_ptr(DispatchTimeout(std::string(slot_->name), hook.id(),
+                                                                         hook.record->name, true)),
+                           HookOutcome::timed_out);
+      }
+      if (context_->stop_requested()) {
+        try {
+          context_->check(slot_->name, &hook);
+        } catch (const DispatchTimeout&) {
+          if (flags_ & hook_events)
+            observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::timed_out, std::current_exception());
+          throw;
+        } catch (...) {
+          if (flags_ & hook_events)
+            observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::cancelled, std::current_exception());
+          throw;
+        }
+      }
+    }
+    if (error) return hook_failed(hook, std::move(error), HookOutcome::failed);
+    return hook_succeeded(hook);
   }
 
   // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
@@ -568,7 +680,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // A hook threw (or its own time ran out): its failure policy decides.
-  hook_step hook_failed(const entry& hook, std::exception_ptr error) {
+  hook_step hook_failed(const entry& hook, std::exception_ptr error, HookOutcome outcome) {
     const bool events = flags_ & hook_events;
     switch (hook.on_failure) {
       case FailurePolicy::fail_open:
@@ -576,12 +688,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         warn_skipped(hook, error);
         return hook_step::skipped;
       case FailurePolicy::fail_closed:
-        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, outcome, error);
         throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
       case FailurePolicy::propagate:
         break;
     }
-    if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::failed, error);
+    if (events) observers_.hook_end(slot_->name, hook, next_ - 1, outcome, error);
     std::rethrow_exception(error);
   }
 
@@ -603,13 +715,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
 
-  bool resume_after_hook() {
-    hook_succeeded(*current_);
-    return continue_after(take_output());
-  }
-  bool resume_after_hook_failure(std::exception_ptr error) {
-    hook_failed(*current_, std::move(error));  // throws unless the hook is skipped
-    return run_hooks();
+  // (Never called: names the step that takes an asynchronous hook's outcome, which the driver
+  // hands to after_hook.)
+  bool resume_after_hook() { return false; }
+  bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
+    switch (conclude_hook(*current_, std::move(error))) {
+      case hook_step::skipped: return run_hooks();
+      default:
+        if constexpr (!is_void) value_ = std::move(output);
+        return continue_after(take_output());
+    }
   }
 
   bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
@@ -618,6 +733,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   bool call_default(step then) {
+    if (flags_ & has_context) [[unlikely]] check_stop();
     if (default_sync_) [[likely]] {
       if constexpr (is_void) call_with_args(default_sync_, nullptr);
       else value_ = call_with_args(default_sync_, nullptr);
@@ -630,6 +746,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   template <class Companion, class Input>
   bool call_producer(Companion& companion, Input&& input) {
+    check_stop();
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
       output_.emplace(companion(std::forward<Input>(input)));
@@ -663,21 +780,35 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // resume the step that takes it, repeat.
   static Task<void> drive(dispatch* self) {
     // Synchronous hooks that the steps run from here belong to the awaiting context.
-    const await_context* const context = co_await current_await_context();
+    const await_context* const awaiting = co_await current_await_context();
+    const bool with_context = self->flags_ & has_context;
     try {
       for (;;) {
-        std::exception_ptr hook_failure;
         self->flags_ &= static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
+        // What is awaited runs under the dispatch's context (its stop token, its executor).
+        if (with_context) co_await exchange_await_context{self->context_->link()};
+        bool done = false;
+        bool resumed = false;  // the step that takes the value has run
         switch (self->pending_) {
           case pending_kind::value: {
             Task<result> pending = self->pending_value_.take();
-            try {
+            if (self->resume_ == &dispatch::resume_after_hook) {
+              // A hook's output is kept aside until its fate is known (conclude_hook).
+              std::exception_ptr failure;
+              value_holder<result> output;
+              try {
+                if constexpr (is_void) co_await std::move(pending);
+                else output.emplace(co_await std::move(pending));
+              } catch (...) {
+                failure = std::current_exception();
+              }
+              if (with_context) co_await exchange_await_context{awaiting};
+              await_context_scope scope(awaiting);
+              done = self->after_hook(std::move(failure), std::move(output));
+              resumed = true;
+            } else {
               if constexpr (is_void) co_await std::move(pending);
               else self->value_ = co_await std::move(pending);
-            } catch (...) {
-              // A hook's failure goes to its failure policy; anything else propagates.
-              if (self->resume_ != &dispatch::resume_after_hook) throw;
-              hook_failure = std::current_exception();
             }
             break;
           }
@@ -696,16 +827,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             break;
           }
         }
-        await_context_scope scope(context);
-        const bool done = hook_failure ? self->resume_after_hook_failure(std::move(hook_failure))
-                                       : (self->*self->resume_)();
+        if (!resumed) {
+          if (with_context) co_await exchange_await_context{awaiting};
+          self->check_stop();  // a cancelled or late dispatch takes nothing further
+          await_context_scope scope(awaiting);
+          done = (self->*self->resume_)();
+        }
         if (done) break;
+        if (with_context) self->context_->arm_deadline();
       }
     } catch (...) {
-      if (self->flags_ & observed) self->observers_.end(self->slot_->name, self->next_, std::current_exception());
+      self->complete(std::current_exception());
       throw;
     }
-    if (self->flags_ & observed) self->observers_.end(self->slot_->name, self->next_, nullptr);
+    self->complete(nullptr);
   }
 
   // ---- data ---------------------------------------------------------------------------------
@@ -738,6 +873,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
   [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
   dispatch_observers observers_;  // valid when flags_ has `observed`
+
+  dispatch_context* context_;  // owned, valid when flags_ has `has_context`
 
   // Suspension: the step that takes the pending value, the hook that produces it.
   step resume_;

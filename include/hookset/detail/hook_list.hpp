@@ -72,6 +72,8 @@ struct hook_list {
   // How many hooks from the start are plain (hook_entry::plain): the engine runs that stretch
   // without looking at each entry's kind. Kept by hook_list_owner::modify.
   std::size_t leading_plain = 0;
+  // Whether some hook has a time limit: its dispatch then needs a context (and timers).
+  bool any_time_limit = false;
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
   // dispatches; the engine of the slot's kind knows their types.
   std::shared_ptr<const void> chain;
@@ -82,14 +84,17 @@ struct hook_list {
   hook_list(const hook_list& other)
       : hooks(other.hooks),
         leading_plain(other.leading_plain),
+        any_time_limit(other.any_time_limit),
         chain(other.chain),
         aggregate(other.aggregate),
         finalize(other.finalize) {}
   hook_list& operator=(const hook_list&) = delete;
 
-  void count_leading_plain() noexcept {
+  // Recomputes what the engine reads of the list as a whole (after every edit).
+  void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
+    any_time_limit = std::any_of(hooks.begin(), hooks.end(), [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
 
   void acquire() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -126,13 +131,13 @@ class hook_list_owner {
   void modify(Edit&& edit) {
     if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1) {
       std::forward<Edit>(edit)(*list_);
-      list_->count_leading_plain();
+      list_->summarize();
       return;
     }
     auto fresh = list_ ? std::make_unique<hook_list>(*list_) : std::make_unique<hook_list>();
     if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
     std::forward<Edit>(edit)(*fresh);
-    fresh->count_leading_plain();
+    fresh->summarize();
     retire(std::exchange(list_, fresh.release()));
   }
 

@@ -1,0 +1,161 @@
+#pragma once
+// The per-dispatch context: what a caller gave one dispatch (CallOptions) and what the dispatch
+// keeps to honour it - its own stop source (the caller's token, the deadline and the running
+// hook's time limit all trigger it), the timers, and the await-context links its hooks run
+// under (so that a hook finds the stop token and the executor).
+//
+// Only a dispatch given options, or one running a hook with a time limit, has one: a plain
+// dispatch pays a null pointer for it. Not a template: every slot shares this code.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <hookset/call_options.hpp>
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/hook_call.hpp>
+#include <hookset/errors.hpp>
+#include <hookset/executor.hpp>
+
+namespace hookset::detail {
+
+struct stop_forwarder {
+  std::stop_source* target;
+  void operator()() const noexcept { target->request_stop(); }
+};
+
+// A timer that requests stop on a source and records that it expired. Its callback owns what
+// it touches, so a timer that fires after its dispatch completed does no harm.
+class expiry_timer {
+ public:
+  void arm(Executor& executor, Executor::clock::time_point when, std::stop_source source) {
+    expired_ = std::make_shared<std::atomic<bool>>(false);
+    timer_ = executor.start_timer(when, [expired = expired_, source = std::move(source)]() mutable {
+      expired->store(true, std::memory_order_release);
+      source.request_stop();
+    });
+  }
+  bool armed() const noexcept { return timer_ != nullptr; }
+  bool expired() const noexcept { return expired_ && expired_->load(std::memory_order_acquire); }
+  void cancel() noexcept {
+    if (timer_) timer_->cancel();
+    timer_.reset();
+  }
+  ~expiry_timer() { cancel(); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> expired_;
+  std::unique_ptr<Executor::Timer> timer_;
+};
+
+class dispatch_context {
+ public:
+  using clock = Executor::clock;
+
+  explicit dispatch_context(CallOptions options) noexcept : options_(std::move(options)) {}
+  dispatch_context(const dispatch_context&) = delete;
+  dispatch_context& operator=(const dispatch_context&) = delete;
+
+  CallOptions& options() noexcept { return options_; }
+
+  // At the dispatch's start: resolves the executor and the deadline, links the caller's stop
+  // token, and fails at once if the dispatch is already cancelled or late.
+  void begin(const await_context* awaiting, std::string_view slot) {
+    executor_ = options_.executor;
+    if (!executor_ && awaiting) executor_ = const_cast<Executor*>(awaiting->nearest_executor());
+    if (options_.timeout) {
+      const auto by_timeout = clock::now() + *options_.timeout;
+      deadline_ = options_.deadline ? std::min(*options_.deadline, by_timeout) : by_timeout;
+    } else {
+      deadline_ = options_.deadline;
+    }
+    token_ = source_.get_token();
+    if (options_.stop_token.stop_possible()) from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
+    link_ = await_context{awaiting, nullptr, &token_, executor_};
+    if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
+    check(slot, nullptr);
+  }
+
+  // The link the hooks (and companions, and the default) run under.
+  const await_context* link() const noexcept { return hook_running_ ? &hook_link_ : &link_; }
+
+  Executor& executor() noexcept { return executor_ ? *executor_ : default_executor(); }
+
+  // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
+  // `hook` for a deadline that expired while it ran).
+  void check(std::string_view slot, const hook_entry* hook) const {
+    if (!source_.stop_requested() && !deadline_passed_ && !(deadline_ && clock::now() >= *deadline_)) return;
+    if (deadline_passed_ || deadline_timer_.expired() || (deadline_ && clock::now() >= *deadline_))
+      throw DispatchTimeout(std::string(slot), hook ? hook->id() : HookId{}, hook ? hook->record->name : std::string(),
+                            false);
+    throw DispatchCancelled(std::string(slot));
+  }
+  bool stop_requested() const noexcept { return source_.stop_requested(); }
+
+  // Before the dispatch suspends: the deadline needs a timer now (a synchronous stretch checks
+  // the clock between steps instead).
+  void arm_deadline() {
+    if (deadline_ && !deadline_timer_.armed()) deadline_timer_.arm(executor(), *deadline_, source_);
+  }
+
+  // A hook starts. With a time limit it runs under a stop source of its own (triggered by the
+  // dispatch's too); `arm` starts the timer now (a hook that may observe its token or suspend).
+  void begin_hook(const hook_entry& hook, bool arm) {
+    hook_running_ = false;
+    if (!hook.record->timeout) return;
+    hook_running_ = true;
+    hook_source_ = std::stop_source();
+    hook_token_ = hook_source_.get_token();
+    hook_from_dispatch_.emplace(token_, stop_forwarder{&hook_source_});
+    hook_link_ = await_context{link_.parent, nullptr, &hook_token_, executor_};
+    hook_started_ = clock::now();
+    hook_limit_ = *hook.record->timeout;
+    if (arm) arm_hook_timer();
+  }
+  void arm_hook_timer() {
+    if (hook_running_ && !hook_timer_.armed()) hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
+  }
+  // A hook finished: whether its own time limit expired meanwhile.
+  bool end_hook() noexcept {
+    if (!hook_running_) return false;
+    hook_running_ = false;
+    const bool expired = hook_timer_.expired() || clock::now() - hook_started_ > hook_limit_;
+    hook_timer_.cancel();
+    hook_from_dispatch_.reset();
+    return expired && !source_.stop_requested();
+  }
+
+  // The dispatch is over: no timer of it may keep an event loop busy.
+  void end() noexcept {
+    deadline_timer_.cancel();
+    hook_timer_.cancel();
+  }
+
+ private:
+  CallOptions options_;
+  Executor* executor_ = nullptr;
+  std::optional<clock::time_point> deadline_;
+  bool deadline_passed_ = false;
+  std::stop_source source_;
+  std::stop_token token_;
+  std::optional<std::stop_callback<stop_forwarder>> from_caller_;
+  await_context link_;
+  expiry_timer deadline_timer_;
+
+  bool hook_running_ = false;
+  std::stop_source hook_source_{std::nostopstate};
+  std::stop_token hook_token_;
+  std::optional<std::stop_callback<stop_forwarder>> hook_from_dispatch_;
+  await_context hook_link_;
+  clock::time_point hook_started_{};
+  std::chrono::nanoseconds hook_limit_{0};
+  expiry_timer hook_timer_;
+};
+
+}  // namespace hookset::detail
