@@ -21,28 +21,29 @@ namespace hookset {
 struct CallOptions {
   // When it is triggered, the dispatch asks its running hook to stop and ends with
   // DispatchCancelled (after that hook has finished).
-  std::stop_token stop_token;
+  std::stop_token stop_token{};
   // The dispatch ends with DispatchTimeout when it has not completed by then: the running hook
   // is asked to stop, as for a cancellation. `timeout` counts from the dispatch's start; with
   // both, the earlier one applies.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  std::optional<std::chrono::nanoseconds> timeout;
+  std::optional<std::chrono::steady_clock::time_point> deadline{};
+  std::optional<std::chrono::nanoseconds> timeout{};
   // Timers for the deadline and hook time limits. Empty: the executor of the coroutine
   // awaiting the dispatch (as <hookset/asio.hpp> sets it), else hookset::default_executor().
   Executor* executor = nullptr;
 };
 
 namespace detail {
+// (Holds a pointer, not a token: the awaiter stays trivially destructible, whatever the
+// compiler does with the temporaries of a co_await expression.)
 struct stop_token_awaiter {
-  std::stop_token token;
+  const std::stop_token* found = nullptr;
   bool await_ready() const noexcept { return false; }
   template <std::derived_from<await_context_carrier> Promise>
   bool await_suspend(std::coroutine_handle<Promise> self) noexcept {
-    if (const await_context* context = self.promise().context_)
-      if (const std::stop_token* stop = context->nearest_stop()) token = *stop;
+    if (const await_context* context = self.promise().context_) found = context->nearest_stop();
     return false;
   }
-  std::stop_token await_resume() noexcept { return std::move(token); }
+  std::stop_token await_resume() const noexcept { return found ? *found : std::stop_token(); }
 };
 }  // namespace detail
 

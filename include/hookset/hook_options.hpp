@@ -29,18 +29,18 @@ inline constexpr FailurePolicy FailClosed = FailurePolicy::fail_closed;
 
 struct HookOptions {
   // Shown to observers and in errors; what `before`/`after` of other registrations refer to.
-  std::string name;
+  std::string name{};
   Priority priority{};
   // The hook's own time limit, counted from when it starts; none when empty. On expiry the
   // hook is asked to stop through its stop token and the failure policy decides.
-  std::optional<std::chrono::nanoseconds> timeout;
+  std::optional<std::chrono::nanoseconds> timeout{};
   // Empty: the slot's policy (`static constexpr hookset::FailurePolicy on_failure` in the
   // slot), else Propagate.
-  std::optional<FailurePolicy> on_failure;
+  std::optional<FailurePolicy> on_failure{};
   // Run before / after the registrations of the same slot with these names (in addition to
   // priorities). Resolved when registering: an unknown name or a cycle throws OrderingError.
-  std::vector<std::string> before;
-  std::vector<std::string> after;
+  std::vector<std::string> before{};
+  std::vector<std::string> after{};
 };
 
 }  // namespace hookset
