@@ -287,6 +287,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     context().options().executor = &executor;
     return std::move(*this);
   }
+  // The options given so far (creating empty ones), for adapters that add their own.
+  CallOptions& options() & { return context().options(); }
+
+  // ---- as an asynchronous operation (with <hookset/asio.hpp>) --------------------------------
+
+  // `std::move(dispatch)(token)` with any Asio completion token; what makes `co_await
+  // set.call<S>(...)` work inside an asio::awaitable. Found through hookset_async_call, which
+  // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
+  using result_type = output;
+  template <class CompletionToken>
+  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(std::declval<dispatch&&>(),
+                                                                              std::forward<CompletionToken>(token))) {
+    return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
+  }
 
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {

@@ -1,0 +1,409 @@
+#pragma once
+// hookset with Boost.Asio (>= 1.81): the optional adapter. The core never includes Asio.
+//
+//  - A dispatch is an Asio asynchronous operation: `co_await hooks.call<S>(args...)` inside an
+//    asio::awaitable, or hookset::asio::async_call(hooks.call<S>(args...), token) with any
+//    completion token (use_awaitable, deferred, use_future, a callback). It completes on the
+//    handler's associated executor; the handler's cancellation slot reaches the running hooks.
+//  - Defaults and hooks may be asio::awaitable<R> functions: they run on the dispatch's executor,
+//    and a cancellation (or a deadline, or a hook's time limit) cancels them the Asio way
+//    (terminal cancellation: their pending operation ends with operation_aborted).
+//  - Deadlines and hook time limits use timers of the dispatch's executor.
+//
+// Lifetime: the operation owns the dispatch (its arguments bound by value) until it
+// completes, and it completes only after every hook it started has finished - also when
+// cancelled. Arguments bound by reference (slot parameters declared as references) must stay
+// valid until then, as any Asio operation's.
+
+#include <boost/version.hpp>
+#if BOOST_VERSION < 108100
+#error "<hookset/asio.hpp> needs Boost >= 1.81 (C++20 coroutines in Asio); the core works with >= 1.74"
+#endif
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/system_executor.hpp>
+
+#include <hookset/call_options.hpp>
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/frame_pool.hpp>
+#include <hookset/coro/sync_wait.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/executor.hpp>
+
+#if BOOST_VERSION == 108100
+namespace boost::asio::detail {
+// Boost 1.81 cannot co_await an operation completing with (std::exception_ptr, T) - a dispatch -
+// inside an asio::awaitable: awaitable_async_op_handler<R(std::exception_ptr, T)>::resume tests
+// `*result` (a struct) where it means `*result.ex_`, and does not compile. This more
+// specialised form (R = void, the only R such operations have) is the same handler with that
+// test written as intended. Later Boost releases do not need it.
+template <typename T, typename Executor>
+class awaitable_async_op_handler<void(std::exception_ptr, T), Executor> : public awaitable_thread<Executor> {
+ public:
+  struct result_type {
+    std::exception_ptr* ex_;
+    T* value_;
+  };
+
+  awaitable_async_op_handler(awaitable_thread<Executor>* h, result_type& result)
+      : awaitable_thread<Executor>(std::move(*h)), result_(result) {}
+
+  void operator()(std::exception_ptr ex, T value) {
+    result_.ex_ = &ex;
+    result_.value_ = &value;
+    this->entry_point()->top_of_stack_->attach_thread(this);
+    this->entry_point()->top_of_stack_->clear_cancellation_slot();
+    this->pump();
+  }
+
+  static T resume(result_type& result) {
+    if (*result.ex_) {
+      std::exception_ptr ex = std::exchange(*result.ex_, nullptr);
+      std::rethrow_exception(ex);
+    }
+    return std::move(*result.value_);
+  }
+
+ private:
+  result_type& result_;
+};
+}  // namespace boost::asio::detail
+#endif
+
+namespace hookset::asio {
+
+namespace net = boost::asio;
+
+// A hookset::Executor over an Asio executor: the timers of deadlines and hook time limits, and
+// where asio::awaitable hooks run.
+class executor_binding final : public Executor {
+ public:
+  explicit executor_binding(net::any_io_executor executor) : executor_(std::move(executor)) {}
+
+  const net::any_io_executor& get() const noexcept { return executor_; }
+
+  std::unique_ptr<Timer> start_timer(clock::time_point when, std::function<void()> expire) override {
+    // The timer lives on a strand of its own: its wait and its cancel never race.
+    auto state = std::make_shared<timer_state>(net::make_strand(executor_));
+    state->timer.expires_at(when);
+    net::post(state->strand, [state, expire = std::move(expire)]() mutable {
+      state->timer.async_wait([state, expire = std::move(expire)](const boost::system::error_code& error) mutable {
+        if (!error && !state->cancelled) expire();
+      });
+    });
+    return std::make_unique<timer_handle>(std::move(state));
+  }
+
+ private:
+  struct timer_state {
+    explicit timer_state(net::strand<net::any_io_executor> s) : strand(std::move(s)), timer(strand) {}
+    net::strand<net::any_io_executor> strand;
+    net::steady_timer timer;
+    bool cancelled = false;  // touched on the strand only
+  };
+  class timer_handle final : public Timer {
+   public:
+    explicit timer_handle(std::shared_ptr<timer_state> state) : state_(std::move(state)) {}
+    ~timer_handle() override { cancel(); }
+    void cancel() noexcept override {
+      if (!state_) return;
+      try {
+        net::post(state_->strand, [state = state_] {
+          state->cancelled = true;
+          state->timer.cancel();
+        });
+      } catch (...) {
+        // Out of memory: the timer then fires in its time and finds the dispatch done, which
+        // is harmless (its callback owns what it touches).
+      }
+      state_.reset();
+    }
+
+   private:
+    std::shared_ptr<timer_state> state_;
+  };
+
+  net::any_io_executor executor_;
+};
+
+namespace detail {
+
+using hookset::detail::await_context;
+using hookset::detail::await_context_carrier;
+
+// Runs an asio::awaitable from a hookset coroutine: co_spawned on a strand of the dispatch's
+// executor, its cancellation slot bound to a signal that the dispatch's stop token emits.
+// Awaited as a named object through a trivially destructible awaiter (GCC 12 copies awaiters
+// awaited as lvalues and may destroy temporary awaiters twice).
+template <class T, class AwaitableExecutor>
+class spawned_awaitable {
+  struct state {
+    explicit state(net::strand<net::any_io_executor> s) : strand(std::move(s)) {}
+    net::strand<net::any_io_executor> strand;
+    net::cancellation_signal signal;  // emitted on the strand only
+    std::exception_ptr error;
+    std::optional<std::conditional_t<std::is_void_v<T>, int, T>> value;
+    std::coroutine_handle<> waiting;
+  };
+  struct emit_on_stop {
+    std::shared_ptr<state> target;
+    void operator()() const noexcept {
+      try {
+        net::post(target->strand, [target = target] { target->signal.emit(net::cancellation_type::terminal); });
+      } catch (...) {
+      }
+    }
+  };
+
+ public:
+  spawned_awaitable(net::awaitable<T, AwaitableExecutor> awaitable, net::any_io_executor executor, std::stop_token stop)
+      : awaitable_(std::move(awaitable)), executor_(std::move(executor)), stop_(std::move(stop)) {}
+
+  auto operator co_await() & noexcept {
+    struct awaiter {
+      spawned_awaitable& self;
+      bool await_ready() const noexcept { return false; }
+      void await_suspend(std::coroutine_handle<> waiting) { self.start(waiting); }
+      T await_resume() { return self.finish(); }
+    };
+    return awaiter{*this};
+  }
+
+ private:
+  void start(std::coroutine_handle<> waiting) {
+    shared_ = std::make_shared<state>(net::make_strand(executor_));
+    shared_->waiting = waiting;
+    auto target = shared_;
+    if (stop_.stop_possible()) on_stop_ = std::make_unique<std::stop_callback<emit_on_stop>>(stop_, emit_on_stop{target});
+    auto done = [target](std::exception_ptr error, auto... value) {
+      target->error = error;
+      if constexpr (sizeof...(value) > 0) {
+        if (!error) target->value.emplace(std::move(value)...);
+      }
+      target->waiting.resume();
+    };
+    net::co_spawn(shared_->strand, std::move(awaitable_), net::bind_cancellation_slot(shared_->signal.slot(), std::move(done)));
+  }
+  T finish() {
+    on_stop_.reset();  // waits for an emit in progress elsewhere
+    if (shared_->error) std::rethrow_exception(shared_->error);
+    if constexpr (!std::is_void_v<T>) return std::move(*shared_->value);
+  }
+
+  net::awaitable<T, AwaitableExecutor> awaitable_;
+  net::any_io_executor executor_;
+  std::stop_token stop_;
+  std::shared_ptr<state> shared_;
+  std::unique_ptr<std::stop_callback<emit_on_stop>> on_stop_;
+};
+
+inline const executor_binding* binding_of(const await_context* context) noexcept {
+  return context ? dynamic_cast<const executor_binding*>(context->nearest_executor()) : nullptr;
+}
+
+template <class T, class AwaitableExecutor>
+Task<T> run_awaitable(net::awaitable<T, AwaitableExecutor> awaitable) {
+  const await_context* context = co_await hookset::detail::current_await_context();
+  const executor_binding* binding = binding_of(context);
+  if (!binding)
+    throw std::logic_error(
+        "hookset: an asio::awaitable hook or default needs an Asio executor: dispatch through "
+        "hookset::asio::async_call, co_await the dispatch inside an asio::awaitable, or give the "
+        "dispatch .on(binding) with a hookset::asio::executor_binding");
+  const std::stop_token* stop = context->nearest_stop();
+  spawned_awaitable<T, AwaitableExecutor> spawned(std::move(awaitable), binding->get(), stop ? *stop : std::stop_token());
+  if constexpr (std::is_void_v<T>)
+    co_await spawned;
+  else
+    co_return co_await spawned;
+}
+
+// The coroutine an Asio operation runs a dispatch in: owns the dispatch and the handler until
+// the dispatch completes, then hands the result to the handler on its associated executor.
+struct operation {
+  struct promise_type : hookset::detail::pooled_frame, await_context_carrier {
+    operation get_return_object() noexcept { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }  // run_operation catches everything
+  };
+};
+
+// Forwards a cancellation slot's emission to a stop source.
+struct stop_on_cancel {
+  std::stop_source source;
+  void operator()(net::cancellation_type type) {
+    if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial | net::cancellation_type::total)) !=
+        net::cancellation_type::none)
+      source.request_stop();
+  }
+};
+
+// Forwards the caller's own stop token (if the dispatch had one) to the operation's source.
+struct forward_stop {
+  std::stop_source source;
+  void operator()() noexcept { source.request_stop(); }
+};
+
+template <class Dispatch, class Handler>
+operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor io_executor) {
+  using result = typename Dispatch::result_type;
+  auto handler_executor = net::get_associated_executor(handler, io_executor);
+  executor_binding binding(io_executor);
+  std::stop_source source;
+
+  CallOptions& options = dispatch.options();
+  std::optional<std::stop_callback<forward_stop>> from_caller;
+  if (options.stop_token.stop_possible()) from_caller.emplace(options.stop_token, forward_stop{source});
+  options.stop_token = source.get_token();
+  if (!options.executor) options.executor = &binding;
+
+  auto slot = net::get_associated_cancellation_slot(handler);
+  if (slot.is_connected()) slot.template emplace<stop_on_cancel>(stop_on_cancel{source});
+
+  // Hooks find the executor (for asio::awaitable hooks) through the await context.
+  const await_context link{nullptr, nullptr, nullptr, &binding};
+  co_await hookset::detail::exchange_await_context{&link};
+
+  std::exception_ptr error;
+  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
+  bool completed_inline = false;
+  {
+    auto&& awaiter = hookset::detail::get_awaiter(std::move(dispatch));
+    try {
+      hookset::detail::await_context_scope scope(&link);  // for the synchronous hooks
+      if (awaiter.await_ready()) {
+        completed_inline = true;
+        if constexpr (std::is_void_v<result>) awaiter.await_resume();
+        else value.emplace(awaiter.await_resume());
+      }
+    } catch (...) {
+      completed_inline = true;
+      error = std::current_exception();
+    }
+    if (!completed_inline) {
+      try {
+        if constexpr (std::is_void_v<result>) co_await hookset::detail::already_checked_awaiter<std::remove_reference_t<decltype(awaiter)>>{awaiter};
+        else value.emplace(co_await hookset::detail::already_checked_awaiter<std::remove_reference_t<decltype(awaiter)>>{awaiter});
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+  }
+  from_caller.reset();
+
+  // The slot is cleared on the handler's executor, where the caller emits its cancellations
+  // (a cancellation slot is not thread-safe: clearing it from the thread the dispatch finished
+  // on could race an emit).
+  auto complete = [handler = std::move(handler), slot, error, value = std::move(value)]() mutable {
+    if (slot.is_connected()) slot.clear();
+    if constexpr (std::is_void_v<result>) {
+      std::move(handler)(error);
+    } else {
+      if (!value) value.emplace();  // (an error: the value is ignored)
+      std::move(handler)(error, std::move(*value));
+    }
+  };
+  // Never inside the initiating function (Asio's rule): a dispatch that completed at once is
+  // posted; one that suspended completes on the handler's executor.
+  if (completed_inline)
+    net::post(handler_executor, std::move(complete));
+  else
+    net::dispatch(handler_executor, std::move(complete));
+}
+
+template <class Result>
+struct completion_of {
+  using type = void(std::exception_ptr, Result);
+};
+template <>
+struct completion_of<void> {
+  using type = void(std::exception_ptr);
+};
+template <class Result>
+using completion_signature = typename completion_of<Result>::type;
+
+struct initiate_call {
+  net::any_io_executor io_executor;
+  template <class Handler, class Dispatch>
+  void operator()(Handler&& handler, Dispatch&& dispatch) const {
+    net::any_io_executor executor = io_executor;
+    if (!executor) executor = net::get_associated_executor(handler, net::system_executor());
+    run_operation(std::move(dispatch), std::forward<Handler>(handler), std::move(executor));
+  }
+};
+
+}  // namespace detail
+
+// Runs the dispatch `dispatch` (what set.call<S>(args...) returns, options included) as an Asio
+// asynchronous operation completing with (std::exception_ptr, R) - or (std::exception_ptr) for
+// void slots - on the handler's associated executor. Hooks run on `executor` (default: the
+// handler's associated executor).
+template <class Dispatch, class CompletionToken>
+  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+auto async_call(Dispatch&& dispatch, CompletionToken&& token) {
+  using result = typename std::remove_cvref_t<Dispatch>::result_type;
+  static_assert(std::is_void_v<result> || std::is_default_constructible_v<result>,
+                "hookset::asio: a dispatch completing an Asio operation needs a default-constructible "
+                "result (Asio passes one along with an error)");
+  return net::async_initiate<CompletionToken, detail::completion_signature<result>>(
+      detail::initiate_call{}, token, std::forward<Dispatch>(dispatch));
+}
+template <class Dispatch, class CompletionToken>
+  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+auto async_call(net::any_io_executor executor, Dispatch&& dispatch, CompletionToken&& token) {
+  using result = typename std::remove_cvref_t<Dispatch>::result_type;
+  return net::async_initiate<CompletionToken, detail::completion_signature<result>>(
+      detail::initiate_call{std::move(executor)}, token, std::forward<Dispatch>(dispatch));
+}
+
+}  // namespace hookset::asio
+
+namespace hookset::detail {
+
+// A dispatch as an Asio operation (dispatch::operator()(token)).
+template <class Dispatch, class CompletionToken>
+  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+auto hookset_async_call(Dispatch&& dispatch, CompletionToken&& token)
+    -> decltype(boost::asio::async_initiate<CompletionToken, hookset::asio::detail::completion_signature<
+                                                                 typename std::remove_cvref_t<Dispatch>::result_type>>(
+        hookset::asio::detail::initiate_call{}, token, std::forward<Dispatch>(dispatch))) {
+  return hookset::asio::async_call(std::forward<Dispatch>(dispatch), std::forward<CompletionToken>(token));
+}
+
+// asio::awaitable<T> as a default or a hook.
+template <class T, class Executor>
+struct foreign_awaitable<boost::asio::awaitable<T, Executor>> {
+  using result_type = T;
+  static Task<T> to_task(boost::asio::awaitable<T, Executor>&& awaitable) {
+    return hookset::asio::detail::run_awaitable(std::move(awaitable));
+  }
+};
+
+}  // namespace hookset::detail
