@@ -19,9 +19,9 @@
 # The sanitizer tree uses -O1 -g (asserts kept): the usual ASan setting, and it exercises the
 # optimised coroutine code paths that -O0 does not. scripts/main.sh builds everything at -O2.
 #
-# The ThreadSanitizer tree builds only the tests under tests/threads/ (the only multi-threaded
-# ones; TSan cannot find anything in single-threaded code) and runs the CTest tests named
-# threads/..., at -O1 -g like the ASan tree. Any TSan report fails the stage (TSan exits 66).
+# The ThreadSanitizer tree builds only the multi-threaded tests (tests/threads/, tests/asio/:
+# TSan cannot find anything in single-threaded code) and runs them, at -O1 -g like the ASan
+# tree. Any TSan report fails the stage (TSan exits 66).
 #
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
 # present, else g++ / clang++); HOOKSET_TSAN_CXX the ThreadSanitizer stage's (default: the GCC;
@@ -126,7 +126,7 @@ stage() {
 # The configurations live in CMakePresets.json (configure, build and test presets of these
 # names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
 # -O1 -g with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
-# the gcc stage) and with TSan (the tests/threads/ tests only), and the sanitizer options.
+# the gcc stage) and with TSan (the multi-threaded tests only), and the sanitizer options.
 stage gcc "$GCC"
 stage clang "$CLANG"
 stage gcc-asan "$GCC"
