@@ -32,6 +32,16 @@ template <class A> struct Aggregate { using type = A; };  // R a(std::vector<R>)
 template <class F> struct Finalize  { using type = F; };  // R f(R) (or T with Output<T>)
 template <class T> struct Output    { using type = T; };  // the dispatch's result type becomes T
 
+// Dispatch option for Aggregate slots, void slots and Chain<FirstSuccess> slots: hooks that
+// suspend run at the same time (each starts without waiting for the one before to finish);
+// outputs are still taken in registration order. MaxConcurrent<N>: at most N hooks in flight.
+struct Concurrent {};
+template <std::size_t N>
+struct MaxConcurrent {
+  static_assert(N > 0, "hookset::MaxConcurrent<N>: N must be at least 1");
+  static constexpr std::size_t value = N;
+};
+
 namespace detail {
 struct slot_base {};
 }  // namespace detail

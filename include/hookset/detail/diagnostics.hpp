@@ -64,8 +64,9 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(holds,
                     "hookset: unknown slot option: options are one mode (hookset::Always, "
-                    "hookset::Fallback, hookset::Singleton) and the companions hookset::Chain<C>, "
-                    "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>");
+                    "hookset::Fallback, hookset::Singleton), the companions hookset::Chain<C>, "
+                    "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>, and "
+                    "hookset::Concurrent or hookset::MaxConcurrent<N>");
     }
   };
   struct one_mode {
@@ -78,9 +79,9 @@ struct slot_rules {
   };
   struct companions_once {
     static constexpr bool holds = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
-                                  count<is_finalize> <= 1 && count<is_output> <= 1;
+                                  count<is_finalize> <= 1 && count<is_output> <= 1 && count<is_concurrency> <= 1;
     static constexpr void report() {
-      static_assert(holds, "hookset: each companion option may be given once per slot");
+      static_assert(holds, "hookset: each companion option (and Concurrent / MaxConcurrent) may be given once per slot");
     }
   };
   struct aggregate_or_finalize {
@@ -99,6 +100,24 @@ struct slot_rules {
     static constexpr bool holds = !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
     static constexpr void report() {
       static_assert(holds, "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
+    }
+  };
+  // Concurrent hooks must not depend on one another: no fold (`last` chains them), and a chain
+  // may only be FirstSuccess (whose answer is the first success in registration order).
+  struct concurrency_fits {
+    using chain = typename opts::chain;
+    static constexpr bool concurrent = count<is_concurrency> != 0;
+    static constexpr bool holds =
+        !concurrent || (!std::is_same_v<typename opts::mode, Singleton> &&
+                        (std::is_void_v<result> || count<is_aggregate> == 1 ||
+                         std::is_same_v<chain, FirstSuccess>) &&
+                        (std::is_void_v<chain> || std::is_same_v<chain, FirstSuccess>));
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: Concurrent / MaxConcurrent<N> is for slots whose hooks do not depend "
+                    "on each other: Aggregate slots, void slots and Chain<FirstSuccess> slots (not "
+                    "fold slots, where each hook gets the previous one's output, nor Singleton "
+                    "slots, nor other chains)");
     }
   };
   struct void_alone {
@@ -183,12 +202,12 @@ struct slot_rules {
   // The options first: the default and companion checks read the parsed options.
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-               output_produced, singleton_alone, void_alone>();
+               output_produced, singleton_alone, void_alone, concurrency_fits>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-                         output_produced, singleton_alone, void_alone>();
+                         output_produced, singleton_alone, void_alone, concurrency_fits>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -105,7 +106,6 @@ struct dispatch_observers {
   Observer* set;     // the set's own
   std::uint64_t id;
   bool hook_events;
-  clock::time_point hook_start;
 
   void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) {
     global = process_wide;
@@ -129,8 +129,9 @@ struct dispatch_observers {
     }
   }
 
-  void hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
-    hook_start = clock::now();
+  // Returns the hook's start, for its end event.
+  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
+    const clock::time_point hook_start = clock::now();
     HookEvent event;
     event.slot = slot;
     event.dispatch_id = id;
@@ -138,8 +139,10 @@ struct dispatch_observers {
     event.name = hook.record->name;
     event.position = position;
     each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
+    return hook_start;
   }
-  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, HookOutcome outcome,
+  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, clock::time_point hook_start,
+                HookOutcome outcome,
                 std::exception_ptr error) noexcept {
     HookEvent event;
     event.slot = slot;
@@ -217,7 +220,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
   // What an asynchronous step left pending.
-  enum class pending_kind : unsigned char { value, flow, output };
+  enum class pending_kind : unsigned char { value, flow, output, concurrent };
   using step = bool (dispatch::*)();
 
   // flags_
@@ -507,6 +510,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         }
       }
       if (next_ == count_) return finish();
+      if constexpr (Kind::is_concurrent) {
+        // The first hook that suspends: it and every later one run concurrently, driven by
+        // the driver (run_concurrently), which then finishes the dispatch.
+        if (!hooks_[next_].sync) {
+          suspend_into(pending_kind::concurrent, &dispatch::finish);
+          return false;
+        }
+      }
       const entry& hook = hooks_[next_++];
       switch (run_hook(hook)) {
         case hook_step::produced: break;
@@ -606,7 +617,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     check_stop(&hook);
     const bool with_context = flags_ & has_context;
     if (with_context) context_->begin_hook(hook, true);
-    if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, next_ - 1);
+    hook_position_ = next_ - 1;
+    if (flags_ & hook_events) hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
     std::exception_ptr error;
     {
       // The hook's synchronous part sees the dispatch's stop token and executor.
@@ -641,6 +653,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return conclude_hook(hook, std::move(error));
   }
 
+  void report_hook_end(const entry& hook, HookOutcome outcome, std::exception_ptr error) noexcept {
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome, std::move(error));
+  }
+
   template <class Output>
   void store_output(Output&& output) {
     value_ = std::forward<Output>(output);
@@ -650,25 +666,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // time limit expired: a failure of the hook (its policy decides). The dispatch was stopped
   // meanwhile: the dispatch ends (cancelled or timed out), whatever the hook did. Else its
   // exception goes to its failure policy.
-  hook_step conclude_hook(const entry& hook, std::exception_ptr error) {
-    if (flags_ & has_context) {
-      if (context_->end_hook()) {
-        return hook_failed(hook, std::make_exception_ptr(DispatchTimeout(std::string(slot_->name), hook.id(),
-                                                                         hook.record->name, true)),
-                           HookOutcome::timed_out);
-      }
-      if (context_->stop_requested()) {
-        try {
-          context_->check(slot_->name, &hook);
-        } catch (const DispatchTimeout&) {
-          if (flags_ & hook_events)
-            observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::timed_out, std::current_exception());
-          throw;
-        } catch (...) {
-          if (flags_ & hook_events)
-            observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::cancelled, std::current_exception());
-          throw;
-        }
+  hook_step conclude_hook(const entry& hook, std::exception_ptr error, bool own_limit_expired = false) {
+    const bool with_context = flags_ & has_context;
+    if (with_context && context_->end_hook()) own_limit_expired = true;
+    const bool dispatch_stopped = with_context && context_->stop_requested();
+    if (own_limit_expired && !dispatch_stopped) {
+      return hook_failed(hook,
+                         std::make_exception_ptr(DispatchTimeout(std::string(slot_->name), hook.id(), hook.record->name, true)),
+                         HookOutcome::timed_out);
+    }
+    if (dispatch_stopped) {
+      try {
+        context_->check(slot_->name, &hook);
+      } catch (const DispatchTimeout&) {
+        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::timed_out, std::current_exception());
+        throw;
+      } catch (...) {
+        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, std::current_exception());
+        throw;
       }
     }
     if (error) return hook_failed(hook, std::move(error), HookOutcome::failed);
@@ -689,7 +704,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   hook_step hook_succeeded(const entry& hook) {
     ++produced_;
-    if (flags_ & hook_events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::ok, nullptr);
+    if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
     return hook_step::produced;
   }
 
@@ -698,16 +713,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const bool events = flags_ & hook_events;
     switch (hook.on_failure) {
       case FailurePolicy::fail_open:
-        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, HookOutcome::skipped, error);
+        if (events) report_hook_end(hook, HookOutcome::skipped, error);
         warn_skipped(hook, error);
         return hook_step::skipped;
       case FailurePolicy::fail_closed:
-        if (events) observers_.hook_end(slot_->name, hook, next_ - 1, outcome, error);
+        if (events) report_hook_end(hook, outcome, error);
         throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
       case FailurePolicy::propagate:
         break;
     }
-    if (events) observers_.hook_end(slot_->name, hook, next_ - 1, outcome, error);
+    if (events) report_hook_end(hook, outcome, error);
     std::rethrow_exception(error);
   }
 
@@ -785,7 +800,195 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       case pending_kind::value: pending_value_.destroy(); break;
       case pending_kind::flow: if constexpr (Kind::has_chain) pending_flow_.destroy(); break;
       case pending_kind::output: if constexpr (Kind::has_producer) pending_output_.destroy(); break;
+      case pending_kind::concurrent: break;
     }
+  }
+
+  // ---- concurrent hooks -----------------------------------------------------------------------
+  // (Concurrent / MaxConcurrent slots.) From the first hook that suspends on, hooks start
+  // without waiting for the earlier ones to finish, up to the slot's limit; synchronous ones
+  // still run at their turn. Their outcomes are taken in registration order, by the same rules
+  // as one after another (conclude_hook, take_output). A Break (FirstSuccess), a failure or a
+  // stop stops the starting and asks the running hooks to stop; the dispatch goes on (or
+  // fails) only when every hook it started has finished.
+
+  struct concurrent_slot {
+    bool done = false;  // guarded by the state's mutex until taken
+    value_holder<result> value;
+    std::exception_ptr error;
+    std::chrono::steady_clock::time_point started{};
+    std::stop_source stop;  // this hook's: the dispatch's stop, a loser's cancellation
+    std::stop_token token;
+    std::optional<std::stop_callback<stop_forwarder>> from_dispatch;
+    await_context link;
+    expiry_timer own_limit;
+  };
+
+  struct concurrent_state {
+    explicit concurrent_state(std::size_t n) : slots(n) {}
+    std::mutex mutex;
+    std::vector<concurrent_slot> slots;
+    std::size_t in_flight = 0;
+    std::size_t finished_unseen = 0;
+    std::coroutine_handle<> waiting;
+
+    // A runner's hook finished: records it, wakes the driver if it waits.
+    void finish(std::size_t i, value_holder<result>&& value, std::exception_ptr error) noexcept {
+      std::coroutine_handle<> wake;
+      {
+        std::lock_guard lock(mutex);
+        slots[i].value = std::move(value);
+        slots[i].error = std::move(error);
+        slots[i].done = true;
+        --in_flight;
+        ++finished_unseen;
+        wake = std::exchange(waiting, nullptr);
+      }
+      if (wake) wake.resume();
+    }
+    bool is_done(std::size_t i) {
+      std::lock_guard lock(mutex);
+      return slots[i].done;
+    }
+    std::size_t running() {
+      std::lock_guard lock(mutex);
+      return in_flight;
+    }
+    // Waits until some hook finishes (at once if one did since the last wait).
+    auto next_finish() noexcept {
+      struct awaiter {
+        concurrent_state& state;
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> driver) noexcept {
+          std::lock_guard lock(state.mutex);
+          if (state.finished_unseen != 0) {
+            state.finished_unseen = 0;
+            return false;
+          }
+          state.waiting = driver;
+          return true;
+        }
+        void await_resume() noexcept {
+          std::lock_guard lock(state.mutex);
+          state.finished_unseen = 0;
+        }
+      };
+      return awaiter{*this};
+    }
+  };
+
+  // Awaits one hook's Task and reports to the state; frees itself.
+  struct concurrent_runner {
+    struct promise_type : pooled_frame, await_context_carrier {
+      concurrent_runner get_return_object() noexcept { return {}; }
+      std::suspend_never initial_suspend() noexcept { return {}; }
+      std::suspend_never final_suspend() noexcept { return {}; }
+      void return_void() noexcept {}
+      void unhandled_exception() noexcept { std::terminate(); }  // run_one catches everything
+    };
+  };
+  static concurrent_runner run_one(concurrent_state* state, std::size_t i, Task<result> task) {
+    co_await exchange_await_context{&state->slots[i].link};  // the hook sees its own stop token
+    value_holder<result> value;
+    std::exception_ptr error;
+    try {
+      if constexpr (is_void) co_await std::move(task);
+      else value.emplace(co_await std::move(task));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    state->finish(i, std::move(value), std::move(error));
+  }
+
+  Task<void> run_concurrently() {
+    const std::size_t first = next_;
+    auto state = std::make_unique<concurrent_state>(count_ - first);
+    const bool with_context = flags_ & has_context;
+    const await_context* parent = co_await current_await_context();
+    std::size_t start = first;  // the next hook to start
+    std::size_t take = first;   // the next outcome to take, in registration order
+    bool starting = true;
+    std::exception_ptr failure;  // what the dispatch ends with, once every hook has finished
+
+    auto stop_running = [&] {
+      starting = false;
+      for (std::size_t i = take; i < start; ++i) state->slots[i - first].stop.request_stop();
+    };
+    for (;;) {
+      while (starting && start < count_ && state->running() < Kind::concurrency) {
+        if (with_context && context_->stop_requested()) {
+          starting = false;  // a stopped dispatch starts nothing more (and fails below)
+          break;
+        }
+        start_concurrent(*state, first, start++, parent);
+        next_ = start;  // hooks_run: started so far
+      }
+      while (take < start && state->is_done(take - first)) {
+        concurrent_slot& slot = state->slots[take - first];
+        const entry& hook = hooks_[take];
+        ++take;
+        if (!starting && (failure || (flags_ & broke))) {
+          // A loser: its answer no longer matters.
+          hook_position_ = take - 1;
+          hook_started_ = slot.started;
+          if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
+          continue;
+        }
+        try {
+          hook_position_ = take - 1;
+          hook_started_ = slot.started;
+          slot.own_limit.cancel();
+          const bool own_limit = hook.record->timeout && (slot.own_limit.expired() ||
+                                                          std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+          if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
+            if constexpr (!is_void) value_ = std::move(*slot.value);
+            if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
+          }
+        } catch (...) {
+          failure = std::current_exception();
+          stop_running();
+        }
+      }
+      if (take == start && (!starting || start == count_)) break;
+      co_await state->next_finish();
+    }
+    // (Every started hook has finished and been taken.)
+    if (failure) std::rethrow_exception(failure);
+    check_stop();
+  }
+
+  void start_concurrent(concurrent_state& state, std::size_t first, std::size_t i, const await_context* parent) {
+    const entry& hook = hooks_[i];
+    concurrent_slot& slot = state.slots[i - first];
+    slot.token = slot.stop.get_token();
+    const bool with_context = flags_ & has_context;
+    if (with_context) slot.from_dispatch.emplace(*context_->link()->stop, stop_forwarder{&slot.stop});
+    slot.link = await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
+    slot.started = std::chrono::steady_clock::now();
+    if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, i);
+    if (hook.record->timeout)
+      slot.own_limit.arm(with_context ? context_->executor() : default_executor(), slot.started + *hook.record->timeout,
+                         slot.stop);
+    {
+      std::lock_guard lock(state.mutex);
+      ++state.in_flight;
+    }
+    value_holder<result> value;
+    std::exception_ptr error;
+    try {
+      await_context_scope scope(&slot.link);
+      if (hook.sync) {
+        if constexpr (is_void) call_with_args(sync_call_of<Kind>(hook), hook.object);
+        else value.emplace(call_with_args(sync_call_of<Kind>(hook), hook.object));
+      } else {
+        Task<result> task = call_with_args(async_call_of<Kind>(hook), hook.object);
+        run_one(&state, i - first, std::move(task));
+        return;
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+    state.finish(i - first, std::move(value), std::move(error));
   }
 
   // ---- the driver ---------------------------------------------------------------------------
@@ -831,6 +1034,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
               Task<Flow> pending = self->pending_flow_.take();
               self->flow_ = co_await std::move(pending);
             }
+            break;
+          }
+          case pending_kind::concurrent: {
+            if constexpr (Kind::is_concurrent) co_await self->run_concurrently();
             break;
           }
           case pending_kind::output: {
@@ -887,6 +1094,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
   [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
   dispatch_observers observers_;  // valid when flags_ has `observed`
+  // The hook being concluded, for its events (valid when flags_ has `hook_events`).
+  std::size_t hook_position_;
+  std::chrono::steady_clock::time_point hook_started_;
 
   dispatch_context* context_;  // owned, valid when flags_ has `has_context`
 

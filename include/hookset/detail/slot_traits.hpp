@@ -36,11 +36,22 @@ template <class F> struct is_finalize<Finalize<F>> : std::true_type {};
 template <class O> struct is_output : std::false_type {};
 template <class T> struct is_output<Output<T>> : std::true_type {};
 
+template <class O> struct is_concurrency : std::false_type {};
+template <> struct is_concurrency<Concurrent> : std::true_type {};
+template <std::size_t N> struct is_concurrency<MaxConcurrent<N>> : std::true_type {};
+
+// How many hooks of a slot may be in flight at once: 1 (one after another) unless the slot
+// says Concurrent (unlimited) or MaxConcurrent<N>.
+inline constexpr std::size_t unlimited_concurrency = static_cast<std::size_t>(-1);
+template <class O> struct concurrency_of : std::integral_constant<std::size_t, 1> {};
+template <> struct concurrency_of<Concurrent> : std::integral_constant<std::size_t, unlimited_concurrency> {};
+template <std::size_t N> struct concurrency_of<MaxConcurrent<N>> : std::integral_constant<std::size_t, N> {};
+
 template <class O>
 using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
-using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value>;
+using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
@@ -77,11 +88,13 @@ struct function_pointer {
   using fn = Ret (*)(P...);
 };
 
-template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption>
+template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
+          std::size_t Concurrency = 1>
 struct slot_kind;
 
-template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption>
-struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption> {
+template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
+          std::size_t Concurrency>
+struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption, Concurrency> {
   using result = R;
   using parameters = mp::mp_list<A...>;
   using mode = Mode;
@@ -102,6 +115,9 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   static constexpr bool is_fold = !is_singleton && !has_chain && !has_aggregate && !is_void;
   // The companion that turns the outputs into the result, if any.
   static constexpr bool has_producer = has_aggregate || has_finalize;
+  // Hooks in flight at once (1: one after another).
+  static constexpr std::size_t concurrency = Concurrency;
+  static constexpr bool is_concurrent = Concurrency != 1;
 
   // The default (and every hook of a non-fold slot) is called as `f(object, args...)`; a fold
   // slot's hooks also get `last`, as last_wire says. `object` is the hook (null for the default).
@@ -123,8 +139,9 @@ struct slot_options {
   using aggregate = option_type<options, is_aggregate>;
   using finalize = option_type<options, is_finalize>;
   using output_option = option_type<options, is_output>;
+  using concurrency_option = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
   using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
-                         finalize, output_option>;
+                         finalize, output_option, concurrency_of<concurrency_option>::value>;
 };
 
 template <class S>

@@ -1,0 +1,255 @@
+// Concurrent slots (Concurrent, MaxConcurrent<N>): hooks that suspend run at the same time; the
+// aggregate gets the outputs in registration order whatever the completion order; a
+// first-success chain answers with the first success in registration order and stops the hooks
+// whose answers no longer matter; the limit holds; failures, failure policies and cancellation
+// keep the structured lifetime (the dispatch completes after every hook it started).
+#include "hookset_catch.hpp"
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include <hookset/hookset.hpp>
+
+using namespace std::chrono_literals;
+using hookset::Task;
+using test_support::detach;
+using test_support::ManualEvent;
+using test_support::Outcome;
+
+namespace {
+
+struct InOrder {
+  std::vector<int> operator()(std::vector<int> outputs) const { return outputs; }
+};
+struct Collect : hookset::Slot<int(int), hookset::Fallback, hookset::Aggregate<InOrder>,
+                               hookset::Output<std::vector<int>>, hookset::Concurrent> {
+  static int default_impl(int x) { return -x; }
+};
+struct Pick : hookset::Slot<std::optional<int>(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>,
+                            hookset::Concurrent> {
+  static std::optional<int> default_impl(int) { return -1; }
+};
+struct Notify : hookset::Slot<void(int), hookset::Always, hookset::MaxConcurrent<2>> {
+  static void default_impl(int) {}
+};
+using Set = hookset::HookSet<Collect, Pick, Notify>;
+
+// Hooks that wait for their own event, so that the test decides the completion order.
+struct Gates {
+  explicit Gates(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) events.push_back(std::make_unique<ManualEvent>());
+    saw_stop.assign(n, false);
+  }
+  std::vector<std::unique_ptr<ManualEvent>> events;
+  std::atomic<int> started{0};
+  std::atomic<int> running{0};
+  std::atomic<int> most_running{0};
+  std::vector<bool> saw_stop;
+
+  template <class T>
+  Task<T> wait(std::size_t i, T value) {
+    ++started;
+    const int now = ++running;
+    int most = most_running.load();
+    while (now > most && !most_running.compare_exchange_weak(most, now)) {
+    }
+    co_await *events[i];
+    const std::stop_token token = co_await hookset::current_stop_token();
+    saw_stop[i] = token.stop_requested();
+    --running;
+    co_return value;
+  }
+  Task<void> wait_void(std::size_t i) {
+    co_await wait<int>(i, 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("concurrent hooks all start before any finishes - and the aggregate gets registration order") {
+  std::mt19937 random(20261123);
+  for (int round = 0; round < 50; ++round) {
+    constexpr std::size_t n = 6;
+    Gates gates(n);
+    Set set;
+    for (std::size_t i = 0; i < n; ++i)
+      set.add<Collect>([&gates, i](int x) { return gates.wait<int>(i, x * 10 + static_cast<int>(i)); });
+    Outcome<std::vector<int>> out;
+    detach(set.call<Collect>(1), out);
+    REQUIRE(gates.started == static_cast<int>(n));  // none waited for another
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), random);
+    for (std::size_t i : order) {
+      REQUIRE_FALSE(out.done);
+      gates.events[i]->fire();
+    }
+    REQUIRE(out.done);
+    REQUIRE_FALSE(out.error);
+    CHECK(*out.value == std::vector<int>{10, 11, 12, 13, 14, 15});
+  }
+}
+
+TEST_CASE("synchronous hooks of a concurrent slot run at their turn - mixed with suspending ones") {
+  Gates gates(2);
+  Set set;
+  set.add<Collect>([](int x) { return x; });
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(0, x + 1); });
+  set.add<Collect>([](int x) { return x + 2; });
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(1, x + 3); });
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(100), out);
+  gates.events[1]->fire();
+  gates.events[0]->fire();
+  REQUIRE(out.done);
+  CHECK(*out.value == std::vector<int>{100, 101, 102, 103});
+}
+
+TEST_CASE("a first-success chain answers with the first success in registration order and stops the losers") {
+  constexpr std::size_t n = 5;
+  Gates gates(n);
+  Set set;
+  const std::optional<int> answers[n] = {std::nullopt, std::nullopt, 2, 3, std::nullopt};
+  for (std::size_t i = 0; i < n; ++i)
+    set.add<Pick>([&gates, &answers, i](int) { return gates.wait<std::optional<int>>(i, answers[i]); });
+  Outcome<std::optional<int>> out;
+  detach(set.call<Pick>(0), out);
+  CHECK(gates.started == static_cast<int>(n));
+  gates.events[3]->fire();  // a success - but hooks before it may still answer
+  gates.events[2]->fire();  // a success, earlier in registration order
+  CHECK_FALSE(out.done);    // 0 and 1 could still answer
+  gates.events[1]->fire();
+  gates.events[0]->fire();  // now 2 is the first success; 4, still running, is stopped
+  CHECK_FALSE(out.done);    // ... and waited for
+  gates.events[4]->fire();
+  REQUIRE(out.done);
+  CHECK(out.value == std::optional<std::optional<int>>(std::optional<int>(2)));
+  CHECK(gates.saw_stop[4]);
+  CHECK_FALSE(gates.saw_stop[0]);
+}
+
+TEST_CASE("a first-success chain where nobody knows: the default answers after all finished") {
+  Gates gates(3);
+  Set set;
+  for (std::size_t i = 0; i < 3; ++i)
+    set.add<Pick>([&gates, i](int) { return gates.wait<std::optional<int>>(i, std::nullopt); });
+  Outcome<std::optional<int>> out;
+  detach(set.call<Pick>(0), out);
+  for (std::size_t i : {2u, 0u, 1u}) gates.events[i]->fire();
+  REQUIRE(out.done);
+  CHECK(out.value == std::optional<std::optional<int>>(std::optional<int>(-1)));
+}
+
+TEST_CASE("MaxConcurrent<2>: never more than two hooks in flight") {
+  constexpr std::size_t n = 6;
+  Gates gates(n);
+  Set set;
+  for (std::size_t i = 0; i < n; ++i) set.add<Notify>([&gates, i](int) { return gates.wait_void(i); });
+  Outcome<int> out;
+  detach([&]() -> Task<int> {
+    co_await set.call<Notify>(0);
+    co_return 0;
+  }(), out);
+  CHECK(gates.started == 2);
+  for (std::size_t i : {1u, 0u, 3u, 2u, 5u, 4u}) gates.events[i]->fire();
+  REQUIRE(out.done);
+  CHECK(gates.started == static_cast<int>(n));
+  CHECK(gates.most_running == 2);
+}
+
+TEST_CASE("a failing concurrent hook: the others are stopped and waited for - then the dispatch fails") {
+  Gates gates(3);
+  Set set;
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(0, x); });
+  set.add<Collect>([](int) -> Task<int> { throw std::runtime_error("plugin broke"); });
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(2, x); });
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(1), out);
+  gates.events[0]->fire();  // taken; then the failure is taken and hook 2 is asked to stop
+  CHECK_FALSE(out.done);    // hook 2 still runs: the dispatch waits for it
+  gates.events[2]->fire();
+  REQUIRE(out.done);
+  CHECK(gates.saw_stop[2]);
+  CHECK(gates.running == 0);
+  CHECK_THROWS_WITH(std::rethrow_exception(out.error), "plugin broke");
+}
+
+TEST_CASE("FailOpen in a concurrent aggregate: the failed hook's output is left out") {
+  Gates gates(2);
+  Set set;
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(0, x); });
+  set.add<Collect>([](int) -> Task<int> { throw std::runtime_error("flaky"); },
+                   {.name = "flaky", .on_failure = hookset::FailOpen});
+  set.add<Collect>([&gates](int x) { return gates.wait<int>(1, x + 2); });
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(1), out);
+  gates.events[1]->fire();
+  gates.events[0]->fire();
+  REQUIRE(out.done);
+  CHECK(*out.value == std::vector<int>{1, 3});
+}
+
+TEST_CASE("cancelling a concurrent dispatch stops every running hook and waits for them") {
+  Gates gates(3);
+  Set set;
+  for (std::size_t i = 0; i < 3; ++i)
+    set.add<Collect>([&gates, i](int x) { return gates.wait<int>(i, x); });
+  std::stop_source source;
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(1).with_stop_token(source.get_token()), out);
+  source.request_stop();
+  gates.events[1]->fire();
+  gates.events[0]->fire();
+  CHECK_FALSE(out.done);
+  gates.events[2]->fire();
+  REQUIRE(out.done);
+  CHECK(gates.saw_stop[0]);
+  CHECK(gates.saw_stop[1]);
+  CHECK(gates.saw_stop[2]);
+  CHECK_THROWS_AS(std::rethrow_exception(out.error), hookset::DispatchCancelled);
+}
+
+TEST_CASE("eight concurrent hooks each waiting 10 ms take about 10 ms - not 80") {
+  // Sleeps on the default executor's timer thread (which resumes the hook there).
+  class sleep_for {
+   public:
+    explicit sleep_for(std::chrono::milliseconds delay) : delay_(delay) {}
+    auto operator co_await() & noexcept {
+      struct awaiter {
+        sleep_for& self;
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> waiting) {
+          self.timer_ = hookset::default_executor().start_timer(std::chrono::steady_clock::now() + self.delay_,
+                                                                [waiting] { waiting.resume(); });
+        }
+        void await_resume() const noexcept {}
+      };
+      return awaiter{*this};
+    }
+
+   private:
+    std::chrono::milliseconds delay_;
+    std::unique_ptr<hookset::Executor::Timer> timer_;
+  };
+  Set set;
+  for (int i = 0; i < 8; ++i)
+    set.add<Collect>([](int x) -> Task<int> {
+      sleep_for nap(10ms);
+      co_await nap;
+      co_return x;
+    });
+  const auto start = std::chrono::steady_clock::now();
+  const auto outputs = hookset::sync_wait(set.call<Collect>(1));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(outputs.size() == 8);
+  CHECK(elapsed < 70ms);
+}
