@@ -1,8 +1,11 @@
 #pragma once
 // hookset: named, typed, pluggable async function slots. One include for the core API.
+// Opt-in, beside it: <hookset/trace.hpp> (Chrome trace writer), <hookset/asio.hpp> (Boost.Asio).
 
+#include <hookset/call_options.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/errors.hpp>
+#include <hookset/executor.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>
