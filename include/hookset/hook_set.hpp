@@ -31,12 +31,19 @@
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
 #include <hookset/observer.hpp>
+#include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
 
 namespace hookset {
 
 template <class... Members>
 class HookSet;
+
+// For a Pipeline slot S: what its hooks return, and what its dispatch returns.
+template <class S>
+using decision_t = typename detail::kind_of<S>::result;
+template <class S>
+using pipeline_result_t = typename detail::kind_of<S>::output;
 
 namespace detail {
 

@@ -10,6 +10,7 @@
 #include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>
 #include <hookset/observer.hpp>
+#include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
 #include <hookset/stateful.hpp>
 #include <hookset/task.hpp>

@@ -46,6 +46,13 @@ struct HookEvent {
   std::chrono::nanoseconds duration{0};  // from its start until its output (or failure) arrived
   HookOutcome outcome = HookOutcome::ok;
   std::exception_ptr error;  // what it threw, or the DispatchTimeout / DispatchCancelled
+  // Pipeline slots (on_hook_end of a hook that produced a decision): the decision's kind -
+  // "pass", "rewrite", "complete", "reject" or the type name of the slot's own terminal kind -
+  // its reason (a Reject's, or a custom kind's `reason` member), and whether the input was
+  // rewritten. Empty for other slots.
+  std::string_view decision;
+  std::string_view reason;
+  bool rewritten = false;
 };
 
 struct Observer {

@@ -25,6 +25,7 @@ namespace hookset {
 struct Always {};     // the default runs first, then every hook
 struct Fallback {};   // the default runs only when no hook does the job
 struct Singleton {};  // at most one hook, which replaces the default
+struct Pipeline {};   // each hook decides on the input: pass it on (maybe rewritten) or end (pipeline.hpp)
 
 // Companions, each naming a policy type with a call operator.
 template <class C> struct Chain     { using type = C; };  // Flow c(const R&): continue or stop

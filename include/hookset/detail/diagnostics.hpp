@@ -64,17 +64,18 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(holds,
                     "hookset: unknown slot option: options are one mode (hookset::Always, "
-                    "hookset::Fallback, hookset::Singleton), the companions hookset::Chain<C>, "
-                    "hookset::Aggregate<A>, hookset::Finalize<F>, hookset::Output<T>, and "
-                    "hookset::Concurrent or hookset::MaxConcurrent<N>");
+                    "hookset::Fallback, hookset::Singleton, hookset::Pipeline), the companions "
+                    "hookset::Chain<C>, hookset::Aggregate<A>, hookset::Finalize<F>, "
+                    "hookset::Output<T>, hookset::Concurrent or hookset::MaxConcurrent<N>, and "
+                    "hookset::Terminals<...> (Pipeline slots)");
     }
   };
   struct one_mode {
     static constexpr bool holds = count<is_mode> == 1;
     static constexpr void report() {
       static_assert(holds,
-                    "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback or "
-                    "hookset::Singleton");
+                    "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback, "
+                    "hookset::Singleton or hookset::Pipeline");
     }
   };
   struct companions_once {
@@ -118,6 +119,29 @@ struct slot_rules {
                     "on each other: Aggregate slots, void slots and Chain<FirstSuccess> slots (not "
                     "fold slots, where each hook gets the previous one's output, nor Singleton "
                     "slots, nor other chains)");
+    }
+  };
+  // A pipeline's hooks decide on one input, which the dispatch owns (by value) and may rewrite;
+  // they combine with nothing else.
+  struct pipeline_fits {
+    static constexpr bool pipeline = std::is_same_v<typename opts::mode, Pipeline>;
+    using params = typename Slot::parameter_types;
+    static constexpr bool holds = [] {
+      if constexpr (!pipeline) {
+        return count<is_terminals> == 0;
+      } else {
+        if constexpr (mp::mp_size<params>::value != 1) return false;
+        else return !std::is_reference_v<mp::mp_front<params>> && !std::is_const_v<mp::mp_front<params>> &&
+                    !std::is_void_v<result> && !has_companion && count<is_concurrency> == 0 &&
+                    count<is_terminals> <= 1;
+      }
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a Pipeline slot takes exactly one parameter, by value (the input its "
+                    "hooks pass on or rewrite), has a non-void result (what complete() and the "
+                    "default produce) and no companion or concurrency option; Terminals<...> is for "
+                    "Pipeline slots only");
     }
   };
   struct void_alone {
@@ -202,12 +226,12 @@ struct slot_rules {
   // The options first: the default and companion checks read the parsed options.
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-               output_produced, singleton_alone, void_alone, concurrency_fits>();
+               output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-                         output_produced, singleton_alone, void_alone, concurrency_fits>();
+                         output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,

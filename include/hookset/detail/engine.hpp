@@ -36,6 +36,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <hookset/companions.hpp>
@@ -49,12 +50,19 @@
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/slot_traits.hpp>
+#include <hookset/detail/type_name.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/observer.hpp>
+#include <hookset/pipeline.hpp>
 
 namespace hookset::detail {
 
 struct no_value {};
+
+template <class T>
+inline constexpr bool is_rewrite = false;
+template <class T>
+inline constexpr bool is_rewrite<Rewrite<T>> = true;
 
 // Where a dispatch keeps one value of type T (nothing for void).
 template <class T>
@@ -142,8 +150,8 @@ struct dispatch_observers {
     return hook_start;
   }
   void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, clock::time_point hook_start,
-                HookOutcome outcome,
-                std::exception_ptr error) noexcept {
+                HookOutcome outcome, std::exception_ptr error, std::string_view decision = {},
+                std::string_view reason = {}, bool rewritten = false) noexcept {
     HookEvent event;
     event.slot = slot;
     event.dispatch_id = id;
@@ -153,6 +161,9 @@ struct dispatch_observers {
     event.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
     event.outcome = outcome;
     event.error = std::move(error);
+    event.decision = decision;
+    event.reason = reason;
+    event.rewritten = rewritten;
     each_wanting([&](Observer& observer) { observer.on_hook_end(event); });
   }
 
@@ -215,7 +226,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       (std::is_void_v<typename Kind::aggregate> || std::is_default_constructible_v<typename Kind::aggregate>) &&
       (std::is_void_v<typename Kind::finalize> || std::is_default_constructible_v<typename Kind::finalize>);
   // Whether an output needs more than being kept as the newest one.
-  static constexpr bool judges_outputs = Kind::has_chain || Kind::has_aggregate;
+  static constexpr bool judges_outputs = Kind::has_chain || Kind::has_aggregate || Kind::is_pipeline;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -431,7 +442,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool after_head() { return continue_after(take_output()); }
 
   next take_output() {
-    if constexpr (Kind::has_chain) {
+    if constexpr (Kind::is_pipeline) {
+      return take_decision();
+    } else if constexpr (Kind::has_chain) {
       return chain_.visit([&](auto& chain) {
         using verdict = decltype(chain(std::as_const(*value_)));
         if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
@@ -457,12 +470,72 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return next::more;
   }
 
+  // A pipeline hook's decision (in value_): pass the input on, rewritten or not, or end the
+  // dispatch with it. Observers see it, with the hook's end.
+  next take_decision() {
+    if constexpr (Kind::is_pipeline) {
+      auto& decision = value_->variant();
+      const entry& hook = hooks_[next_ - 1];
+      const bool rewritten = decision.index() == 1;
+      if (flags_ & hook_events) report_decision(hook, decision, rewritten);
+      if (decision.index() == 0) return next::more;
+      if (rewritten) {
+        std::get<0>(args_) = std::move(std::get<1>(decision).input);
+        return next::more;
+      }
+      output_.emplace(std::visit(
+          [&](auto& terminal) -> output {
+            using T = std::remove_cvref_t<decltype(terminal)>;
+            if constexpr (std::is_same_v<T, Pass> || is_rewrite<T>)
+              throw std::logic_error("unreachable");  // (handled above)
+            else
+              return output{std::move(terminal), std::move(std::get<0>(args_)), hook.id()};
+          },
+          decision));
+      flags_ |= broke;
+      return next::stop;
+    } else {
+      return next::more;
+    }
+  }
+
+  template <class Variant>
+  void report_decision(const entry& hook, const Variant& decision, bool rewritten) noexcept {
+    std::string_view kind, reason;
+    std::visit(
+        [&](const auto& d) {
+          using T = std::remove_cvref_t<decltype(d)>;
+          if constexpr (std::is_same_v<T, Pass>) kind = "pass";
+          else if constexpr (is_rewrite<T>) kind = "rewrite";
+          else if constexpr (std::is_same_v<T, Reject>) kind = "reject", reason = d.reason;
+          else if constexpr (std::is_same_v<T, Complete<typename Kind::default_result>>) kind = "complete";
+          else {
+            kind = unqualified(type_name<T>);
+            if constexpr (requires { std::string_view(d.reason); }) reason = d.reason;
+          }
+        },
+        decision);
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, HookOutcome::ok, nullptr, kind, reason,
+                        rewritten);
+  }
+
+  // A pipeline's asynchronous default: its output completes the pipeline.
+  static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output, dispatch* self) {
+    auto produced = co_await std::move(default_output);
+    co_return output{Complete<typename Kind::default_result>{std::move(produced)}, std::move(std::get<0>(self->args_)),
+                     HookId{}};
+  }
+
   // Moves the newest output into the aggregate's list; nothing for other slots.
   void collect() {
     if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
   }
 
   bool finish() {
+    if constexpr (Kind::is_pipeline) {
+      if (flags_ & broke) return true;  // a terminal decision made the result
+      return call_default(&dispatch::complete);  // every hook passed: the default, on the final input
+    }
     if constexpr (!Kind::is_always) {
       if (produced_ == 0) return run_sole_default();
     }
@@ -704,7 +777,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   hook_step hook_succeeded(const entry& hook) {
     ++produced_;
-    if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
+    // (A pipeline hook's end is reported with its decision, when the decision is taken.)
+    if constexpr (!Kind::is_pipeline)
+      if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
     return hook_step::produced;
   }
 
@@ -763,14 +838,26 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   bool call_default(step then) {
     if (flags_ & has_context) [[unlikely]] check_stop();
-    if (default_sync_) [[likely]] {
-      if constexpr (is_void) call_with_args(default_sync_, nullptr);
-      else value_ = call_with_args(default_sync_, nullptr);
-      return true;
+    if constexpr (Kind::is_pipeline) {
+      // The default completes the pipeline with its output, on the input as finally rewritten.
+      if (default_sync_) [[likely]] {
+        output_.emplace(output{Complete<typename Kind::default_result>{call_with_args(default_sync_, nullptr)},
+                               std::move(std::get<0>(args_)), HookId{}});
+        return true;
+      }
+      pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
+      suspend_into(pending_kind::output, then);
+      return false;
+    } else {
+      if (default_sync_) [[likely]] {
+        if constexpr (is_void) call_with_args(default_sync_, nullptr);
+        else value_ = call_with_args(default_sync_, nullptr);
+        return true;
+      }
+      pending_value_.emplace(call_with_args(default_async_, nullptr));
+      suspend_into(pending_kind::value, then);
+      return false;
     }
-    pending_value_.emplace(call_with_args(default_async_, nullptr));
-    suspend_into(pending_kind::value, then);
-    return false;
   }
 
   template <class Companion, class Input>
@@ -1074,8 +1161,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   Observer* set_observer_;
   // The default, copied from the descriptor: a constant where the dispatch is inlined, so a
   // synchronous default is called directly.
-  typename Kind::plain_sync_fn default_sync_;
-  typename Kind::plain_async_fn default_async_;
+  typename Kind::default_sync_fn default_sync_;
+  typename Kind::default_async_fn default_async_;
   std::uint8_t flags_ = 0;
   pending_kind pending_;  // what is pending while suspended
   Flow flow_;             // a pending chain verdict, once it arrived

@@ -18,6 +18,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/hook_options.hpp>
+#include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
 
 namespace hookset::detail {
@@ -26,7 +27,10 @@ namespace mp = boost::mp11;
 
 template <class O> struct is_mode : std::bool_constant<std::is_same_v<O, Always> ||
                                                        std::is_same_v<O, Fallback> ||
-                                                       std::is_same_v<O, Singleton>> {};
+                                                       std::is_same_v<O, Singleton> ||
+                                                       std::is_same_v<O, Pipeline>> {};
+template <class O> struct is_terminals : std::false_type {};
+template <class... C> struct is_terminals<Terminals<C...>> : std::true_type {};
 template <class O> struct is_chain : std::false_type {};
 template <class C> struct is_chain<Chain<C>> : std::true_type {};
 template <class O> struct is_aggregate : std::false_type {};
@@ -51,7 +55,8 @@ template <class O>
 using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
-using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value>;
+using is_known_option =
+    mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value || is_terminals<O>::value>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
@@ -88,20 +93,40 @@ struct function_pointer {
   using fn = Ret (*)(P...);
 };
 
+// A pipeline slot R(Input): what its hooks return, and what its dispatch returns.
+template <class R, class Params, class Terminals, bool IsPipeline>
+struct pipeline_types {
+  using decision = R;  // not a pipeline: hooks produce R
+  template <class Output>
+  using result = Output;
+};
+template <class R, class Input, class... Custom>
+struct pipeline_types<R, mp::mp_list<Input>, Terminals<Custom...>, true> {
+  using decision = Decision<Input, R, Custom...>;
+  template <class>
+  using result = PipelineResult<Input, R, Custom...>;
+};
+
 template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
-          std::size_t Concurrency = 1>
+          std::size_t Concurrency = 1, class TerminalsOption = Terminals<>>
 struct slot_kind;
 
 template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
-          std::size_t Concurrency>
-struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption, Concurrency> {
-  using result = R;
+          std::size_t Concurrency, class TerminalsOption>
+struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption, Concurrency, TerminalsOption> {
+  static constexpr bool is_pipeline = std::is_same_v<Mode, Pipeline>;
+  using pipeline = pipeline_types<R, mp::mp_list<std::remove_cvref_t<A>...>, TerminalsOption,
+                                  is_pipeline && sizeof...(A) == 1 && !std::is_void_v<R>>;
+  // What the default produces; what each hook produces (a pipeline's hooks: a Decision).
+  using default_result = R;
+  using result = typename pipeline::decision;
   using parameters = mp::mp_list<A...>;
   using mode = Mode;
   using chain = ChainC;
   using aggregate = AggregateC;
   using finalize = FinalizeC;
-  using output = std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>;
+  using output =
+      typename pipeline::template result<std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>>;
 
   static constexpr bool is_always = std::is_same_v<Mode, Always>;
   static constexpr bool is_fallback = std::is_same_v<Mode, Fallback>;
@@ -112,9 +137,9 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   static constexpr bool has_output = !std::is_void_v<OutputOption>;
   static constexpr bool is_void = std::is_void_v<R>;
   // Fold slots hand each hook the previous output as `std::optional<R> last`.
-  static constexpr bool is_fold = !is_singleton && !has_chain && !has_aggregate && !is_void;
-  // The companion that turns the outputs into the result, if any.
-  static constexpr bool has_producer = has_aggregate || has_finalize;
+  static constexpr bool is_fold = !is_singleton && !is_pipeline && !has_chain && !has_aggregate && !is_void;
+  // Whether the result is made apart from the last output: by a companion, or a pipeline's.
+  static constexpr bool has_producer = has_aggregate || has_finalize || is_pipeline;
   // Hooks in flight at once (1: one after another).
   static constexpr std::size_t concurrency = Concurrency;
   static constexpr bool is_concurrent = Concurrency != 1;
@@ -122,12 +147,12 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   // The default (and every hook of a non-fold slot) is called as `f(object, args...)`; a fold
   // slot's hooks also get `last`, as last_wire says. `object` is the hook (null for the default).
   using wire = typename last_wire<R, is_fold>::type;
-  using plain_sync_fn = R (*)(void*, arg_ref_t<A>...);
-  using plain_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
+  using default_sync_fn = R (*)(void*, arg_ref_t<A>...);
+  using default_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
   using hook_sync_fn =
-      mp::mp_apply_q<function_pointer<R>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
+      mp::mp_apply_q<function_pointer<result>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
   using hook_async_fn =
-      mp::mp_apply_q<function_pointer<Task<R>>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
+      mp::mp_apply_q<function_pointer<Task<result>>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
 };
 
 // A slot's options, read without judging them (the rules below do that).
@@ -140,8 +165,9 @@ struct slot_options {
   using finalize = option_type<options, is_finalize>;
   using output_option = option_type<options, is_output>;
   using concurrency_option = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
+  using terminals_option = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
   using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
-                         finalize, output_option, concurrency_of<concurrency_option>::value>;
+                         finalize, output_option, concurrency_of<concurrency_option>::value, terminals_option>;
 };
 
 template <class S>
@@ -154,8 +180,8 @@ template <class Kind>
 struct slot_descriptor {
   std::string_view name;
   // Exactly one is set: the default as a synchronous call or as one producing a Task.
-  typename Kind::plain_sync_fn default_sync;
-  typename Kind::plain_async_fn default_async;
+  typename Kind::default_sync_fn default_sync;
+  typename Kind::default_async_fn default_async;
   FailurePolicy on_failure;  // for hooks registered without their own
 };
 

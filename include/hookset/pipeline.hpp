@@ -1,0 +1,119 @@
+#pragma once
+// Decision pipelines: a slot whose hooks decide on an input, one after another.
+//
+//   struct CheckToolCall : hookset::Slot<ToolResult(ToolCall), hookset::Pipeline> {
+//     static ToolResult default_impl(const ToolCall& call);   // runs the tool
+//   };
+//   set.add<CheckToolCall>([](const ToolCall& call) -> hookset::decision_t<CheckToolCall> {
+//     if (call.path.starts_with("/etc")) return hookset::reject("outside the workspace");
+//     if (call.path.empty()) return hookset::rewrite(ToolCall{call.tool, "."});
+//     return hookset::pass();
+//   });
+//   auto outcome = hookset::sync_wait(set.call<CheckToolCall>(call));
+//   if (outcome.rejected()) ...outcome.reason()...; else ...outcome.output()...; outcome.input
+//
+// Each hook gets the current input and returns a Decision: pass it on unchanged (pass()) or
+// rewritten (rewrite(input)), or end the dispatch (complete(output), reject(reason), or one of
+// the slot's own terminal kinds, declared with hookset::Terminals<Pause, Escalate, ...>). The
+// first terminal decision ends the dispatch; when every hook passes, the default runs on the
+// final input and its output completes it. The dispatch returns a PipelineResult: the terminal
+// decision and the input as finally rewritten.
+
+#include <concepts>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <hookset/hook_id.hpp>
+
+namespace hookset {
+
+// Slot option: the application's own terminal decisions (e.g. a Pause, an Escalate{reason}).
+template <class... Custom>
+struct Terminals {};
+
+// The decisions, as values.
+struct Pass {};
+template <class Input>
+struct Rewrite {
+  Input input;
+};
+template <class Output>
+struct Complete {
+  Output output;
+};
+struct Reject {
+  std::string reason;
+};
+
+inline Pass pass() noexcept { return {}; }
+template <class Input>
+Rewrite<std::decay_t<Input>> rewrite(Input&& input) {
+  return {std::forward<Input>(input)};
+}
+template <class Output>
+Complete<std::decay_t<Output>> complete(Output&& output) {
+  return {std::forward<Output>(output)};
+}
+inline Reject reject(std::string reason) { return {std::move(reason)}; }
+
+// What a hook of a pipeline slot returns (hookset::decision_t<S> names it for slot S).
+template <class Input, class Output, class... Custom>
+class Decision {
+ public:
+  using variant_type = std::variant<Pass, Rewrite<Input>, Complete<Output>, Reject, Custom...>;
+
+  Decision() = default;  // pass
+  Decision(Pass) noexcept {}
+  template <class I>
+    requires std::constructible_from<Input, I&&>
+  Decision(Rewrite<I> rewritten) : value_(std::in_place_type<Rewrite<Input>>, Rewrite<Input>{Input(std::move(rewritten.input))}) {}
+  template <class O>
+    requires std::constructible_from<Output, O&&>
+  Decision(Complete<O> completed)
+      : value_(std::in_place_type<Complete<Output>>, Complete<Output>{Output(std::move(completed.output))}) {}
+  Decision(Reject rejected) : value_(std::move(rejected)) {}
+  template <class C>
+    requires(std::is_same_v<std::decay_t<C>, Custom> || ...)
+  Decision(C&& custom) : value_(std::forward<C>(custom)) {}
+
+  bool passes() const noexcept { return value_.index() <= 1; }  // pass or rewrite
+  bool rewrites() const noexcept { return value_.index() == 1; }
+  bool is_terminal() const noexcept { return !passes(); }
+  template <class Alternative>
+  bool is() const noexcept {
+    return std::holds_alternative<Alternative>(value_);
+  }
+  const variant_type& variant() const& noexcept { return value_; }
+  variant_type& variant() & noexcept { return value_; }
+
+ private:
+  variant_type value_;
+};
+
+// What a pipeline dispatch returns: the terminal decision, the input as finally rewritten, and
+// the registration that decided (empty when every hook passed and the default completed).
+template <class Input, class Output, class... Custom>
+struct PipelineResult {
+  std::variant<Complete<Output>, Reject, Custom...> decision;
+  Input input;
+  HookId decided_by;
+
+  bool completed() const noexcept { return decision.index() == 0; }
+  bool rejected() const noexcept { return decision.index() == 1; }
+  template <class Alternative>
+  bool is() const noexcept {
+    return std::holds_alternative<Alternative>(decision);
+  }
+  template <class Alternative>
+  const Alternative& get() const {
+    return std::get<Alternative>(decision);
+  }
+  // The output, when completed (std::bad_variant_access otherwise).
+  const Output& output() const { return std::get<0>(decision).output; }
+  // The reason, when rejected (std::bad_variant_access otherwise).
+  const std::string& reason() const { return std::get<1>(decision).reason; }
+};
+
+}  // namespace hookset
