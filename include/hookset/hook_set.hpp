@@ -38,6 +38,8 @@ namespace hookset {
 
 template <class... Members>
 class HookSet;
+template <class... Members>
+class FrozenHookSet;
 
 // For a Pipeline slot S: what its hooks return, and what its dispatch returns.
 template <class S>
@@ -353,6 +355,11 @@ class HookSet {
     extend(other);
     return std::move(*this);
   }
+
+  // An immutable copy of this set (sharing its hooks) that any number of threads may dispatch
+  // (<hookset/shared_set.hpp>).
+  FrozenHookSet<Members...> freeze() const&;
+  FrozenHookSet<Members...> freeze() &&;
 
   // ---- observation -----------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 #include <hookset/hook_set.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
+#include <hookset/shared_set.hpp>
 #include <hookset/slot.hpp>
 #include <hookset/stateful.hpp>
 #include <hookset/task.hpp>

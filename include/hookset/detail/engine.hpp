@@ -242,6 +242,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr std::uint8_t hook_events = 16; // an observer wants per-hook events
   static constexpr std::uint8_t broke = 32;       // a chain companion said Break
   static constexpr std::uint8_t has_context = 64; // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner = 128; // owner_kept_ holds what the hook lists belong to
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -265,15 +266,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         set_observer_(other.set_observer_),
         default_sync_(other.default_sync_),
         default_async_(other.default_async_),
-        flags_(other.flags_ & has_context) {
+        flags_(other.flags_ & (has_context | keeps_owner)) {
     if (flags_ & has_context) {
       context_ = other.context_;
       other.flags_ &= static_cast<std::uint8_t>(~has_context);
     }
+    if (flags_ & keeps_owner) {
+      owner_kept_.emplace(other.owner_kept_.take());
+      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
+    }
   }
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (flags_ & (holds_list | suspended | driving | has_context)) [[unlikely]] release();
+    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]] release();
   }
 
   // ---- options (before the dispatch starts) -------------------------------------------------
@@ -301,6 +306,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     context().options().executor = &executor;
     return std::move(*this);
   }
+  // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
+  // long as the dispatch.
+  dispatch&& keeping(std::shared_ptr<const void> owner) && {
+    if (flags_ & keeps_owner) owner_kept_.destroy();
+    owner_kept_.emplace(std::move(owner));
+    flags_ |= keeps_owner;
+    return std::move(*this);
+  }
+
   // The options given so far (creating empty ones), for adapters that add their own.
   CallOptions& options() & { return context().options(); }
 
@@ -415,6 +429,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & driving) driver_.destroy();
     if (flags_ & holds_list) list_type::release_ref(list_);
     if (flags_ & has_context) delete context_;
+    if (flags_ & keeps_owner) owner_kept_.destroy();
   }
 
   // ---- the rules --------------------------------------------------------------------------
@@ -1186,6 +1201,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   std::chrono::steady_clock::time_point hook_started_;
 
   dispatch_context* context_;  // owned, valid when flags_ has `has_context`
+  late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`
 
   // Suspension: the step that takes the pending value, the hook that produces it.
   step resume_;

@@ -66,9 +66,15 @@ class sync_dispatch_scope {
 
 // ---- snapshot ---------------------------------------------------------------------------------
 
+inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot, const hook_record* checked);
+
 struct hook_list {
   mutable std::atomic<std::size_t> refs{1};
   std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
+  // When some registration names others (before/after): the hooks in priority and registration
+  // order alone, what the named order is worked out from again at every change. Empty
+  // otherwise (then `hooks` is that order).
+  std::vector<hook_entry> unconstrained;
   // How many hooks from the start are plain (hook_entry::plain): the engine runs that stretch
   // without looking at each entry's kind. Kept by hook_list_owner::modify.
   std::size_t leading_plain = 0;
@@ -83,12 +89,30 @@ struct hook_list {
   hook_list() = default;
   hook_list(const hook_list& other)
       : hooks(other.hooks),
+        unconstrained(other.unconstrained),
         leading_plain(other.leading_plain),
         any_time_limit(other.any_time_limit),
         chain(other.chain),
         aggregate(other.aggregate),
         finalize(other.finalize) {}
   hook_list& operator=(const hook_list&) = delete;
+
+  // The hooks in priority and registration order.
+  const std::vector<hook_entry>& base_order() const noexcept { return unconstrained.empty() ? hooks : unconstrained; }
+
+  // Makes `base` (in priority and registration order) the list, in the named order it asks
+  // for. `checked`: a new registration whose names must exist. Leaves the list unchanged when
+  // it throws.
+  void arrange(std::vector<hook_entry> base, std::string_view slot, const hook_record* checked) {
+    std::vector<hook_entry> ordered = base;
+    apply_named_order(ordered, slot, checked);
+    const bool constrained = std::any_of(base.begin(), base.end(), [](const hook_entry& e) {
+      return !e.record->before.empty() || !e.record->after.empty();
+    });
+    hooks.swap(ordered);
+    if (constrained) unconstrained.swap(base);
+    else unconstrained.clear();
+  }
 
   // Recomputes what the engine reads of the list as a whole (after every edit).
   void summarize() noexcept {
@@ -239,20 +263,6 @@ inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view s
   hooks.swap(sorted);
 }
 
-// Inserts `entry` into `hooks` by priority (after the entries of equal priority), then applies
-// the named order. Leaves `hooks` unchanged when it throws.
-inline void insert_in_order(std::vector<hook_entry>& hooks, hook_entry entry, std::string_view slot, bool check_names) {
-  std::vector<hook_entry> result;
-  result.reserve(hooks.size() + 1);
-  const auto at = insertion_point(hooks, entry.priority());
-  result.insert(result.end(), hooks.begin(), at);
-  const hook_record* added = entry.record.get();
-  result.push_back(std::move(entry));
-  result.insert(result.end(), at, hooks.end());
-  apply_named_order(result, slot, check_names ? added : nullptr);
-  hooks.swap(result);
-}
-
 // ---- registration -----------------------------------------------------------------------------
 // Not templates: one copy serves every slot.
 
@@ -269,7 +279,12 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
     });
     if (replaced) warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
   } else {
-    owner.modify([&](hook_list& list) { insert_in_order(list.hooks, std::move(entry), slot, true); });
+    owner.modify([&](hook_list& list) {
+      const hook_record* added = entry.record.get();
+      std::vector<hook_entry> base = list.base_order();
+      base.insert(insertion_point(base, entry.priority()), std::move(entry));
+      list.arrange(std::move(base), slot, added);
+    });
   }
 }
 
@@ -292,14 +307,17 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
                          (source->finalize && current->finalize);
   mine.modify([&](hook_list& list) {
     if (singleton) {
-      if (!source->hooks.empty()) list.hooks = source->hooks;
+      if (!source->hooks.empty()) {
+        list.hooks = source->hooks;
+        list.unconstrained.clear();
+      }
     } else {
       // Build the merge aside so a throwing copy or an ordering error leaves `list` as it was.
-      auto merged = list.hooks;
+      std::vector<hook_entry> merged = list.base_order();
       merged.reserve(merged.size() + source->hooks.size());
-      for (const hook_entry& entry : source->hooks) merged.insert(insertion_point(merged, entry.priority()), entry);
-      apply_named_order(merged, slot, nullptr);
-      list.hooks.swap(merged);
+      for (const hook_entry& entry : source->base_order())
+        merged.insert(insertion_point(merged, entry.priority()), entry);
+      list.arrange(std::move(merged), slot, nullptr);
     }
     if (source->chain) list.chain = source->chain;
     if (source->aggregate) list.aggregate = source->aggregate;
@@ -314,7 +332,16 @@ HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
   const hook_list* list = owner.current();
   if (!list || std::none_of(list->hooks.begin(), list->hooks.end(), [&](const hook_entry& e) { return e.id() == id; }))
     return false;
-  owner.modify([&](hook_list& fresh) { std::erase_if(fresh.hooks, [&](const hook_entry& e) { return e.id() == id; }); });
+  owner.modify([&](hook_list& fresh) {
+    if (fresh.unconstrained.empty()) {
+      std::erase_if(fresh.hooks, [&](const hook_entry& e) { return e.id() == id; });
+    } else {
+      // Arranged again without it (its constraints gone; names it was the target of ignored).
+      std::vector<hook_entry> base = fresh.unconstrained;
+      std::erase_if(base, [&](const hook_entry& e) { return e.id() == id; });
+      fresh.arrange(std::move(base), {}, nullptr);
+    }
+  });
   return true;
 }
 
@@ -324,7 +351,11 @@ inline bool holds_hook(const hook_list_owner& owner, HookId id) noexcept {
 }
 
 inline void clear_hooks(hook_list_owner& owner) {
-  if (owner.count() != 0) owner.modify([](hook_list& list) { list.hooks.clear(); });
+  if (owner.count() != 0)
+    owner.modify([](hook_list& list) {
+      list.hooks.clear();
+      list.unconstrained.clear();
+    });
 }
 
 }  // namespace hookset::detail

@@ -1,0 +1,115 @@
+#pragma once
+// Sets to share between threads:
+//  - FrozenHookSet<Slots...>: an immutable set (HookSet::freeze()). Any number of threads may
+//    dispatch it without synchronisation; it dispatches exactly as the set it was frozen from.
+//  - SharedHookSet<Slots...>: a holder through which many threads dispatch while others
+//    publish changed versions (add, remove, extend... on a copy) atomically. A dispatch runs on
+//    the version current when it was made, and keeps that version alive until it completes.
+//
+//   hookset::SharedHookSet<Validate, Choose> hooks;
+//   hooks.update([](auto& set) { set.template add<Validate>(reject_keys); });  // any thread
+//   auto verdict = co_await hooks.call<Validate>(prompt);                       // any thread
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include <hookset/hook_set.hpp>
+
+namespace hookset {
+
+template <class... Members>
+class FrozenHookSet {
+ public:
+  using set_type = HookSet<Members...>;
+  using slots = typename set_type::slots;
+  template <class S>
+  static constexpr bool contains = set_type::template contains<S>;
+
+  FrozenHookSet() = default;
+  explicit FrozenHookSet(set_type set) noexcept : set_(std::move(set)) {}
+
+  template <class S, class... Args>
+  auto call(Args&&... args) const {
+    return set_.template call<S>(std::forward<Args>(args)...);
+  }
+  template <class S, class... Args>
+  auto call(boost::hana::basic_type<S> slot, Args&&... args) const {
+    return set_.call(slot, std::forward<Args>(args)...);
+  }
+  template <class S>
+  std::size_t count() const noexcept {
+    return set_.template count<S>();
+  }
+  bool holds(HookId id) const noexcept { return set_.holds(id); }
+  Observer* observer() const noexcept { return set_.observer(); }
+
+  // A mutable copy (sharing the hooks), to change and freeze again.
+  set_type thaw() const& { return set_; }
+  set_type thaw() && noexcept { return std::move(set_); }
+
+ private:
+  set_type set_;
+};
+
+template <class... Members>
+FrozenHookSet<Members...> HookSet<Members...>::freeze() const& {
+  return FrozenHookSet<Members...>(*this);
+}
+template <class... Members>
+FrozenHookSet<Members...> HookSet<Members...>::freeze() && {
+  return FrozenHookSet<Members...>(std::move(*this));
+}
+
+template <class... Members>
+class SharedHookSet {
+ public:
+  using set_type = HookSet<Members...>;
+  using frozen_type = FrozenHookSet<Members...>;
+
+  SharedHookSet() : current_(std::make_shared<const frozen_type>()) {}
+  explicit SharedHookSet(set_type initial) : current_(std::make_shared<const frozen_type>(std::move(initial))) {}
+  SharedHookSet(const SharedHookSet&) = delete;
+  SharedHookSet& operator=(const SharedHookSet&) = delete;
+
+  // The current version: dispatch it as often as needed; it stays as it is.
+  std::shared_ptr<const frozen_type> load() const noexcept { return current_.load(std::memory_order_acquire); }
+  // How many versions were published (0: the initial one).
+  std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+
+  // Dispatches slot S on the current version, which the dispatch keeps alive until it completes.
+  template <class S, class... Args>
+  auto call(Args&&... args) const {
+    std::shared_ptr<const frozen_type> version = load();
+    auto dispatch = version->template call<S>(std::forward<Args>(args)...);
+    return std::move(dispatch).keeping(std::move(version));
+  }
+
+  // Publishes `next` as the current version.
+  void publish(set_type next) {
+    auto frozen = std::make_shared<const frozen_type>(std::move(next));
+    std::lock_guard lock(writers_);
+    current_.store(std::move(frozen), std::memory_order_release);
+    version_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // Applies `edit(set_type&)` to a copy of the current version and publishes the result.
+  // Writers take turns, so no edit is lost; if `edit` throws, nothing is published.
+  template <class Edit>
+  void update(Edit&& edit) {
+    std::lock_guard lock(writers_);
+    set_type next = load()->thaw();
+    std::forward<Edit>(edit)(next);
+    current_.store(std::make_shared<const frozen_type>(std::move(next)), std::memory_order_release);
+    version_.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<std::shared_ptr<const frozen_type>> current_;
+  std::atomic<std::uint64_t> version_{0};
+  std::mutex writers_;
+};
+
+}  // namespace hookset
