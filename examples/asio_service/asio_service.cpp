@@ -3,9 +3,12 @@
 // remote policy services); a slow plugin is cut off by its own time limit and skipped
 // (fail-open); one client stops waiting, which cancels its dispatch - and the hook it was
 // running finishes before the dispatch completes. The results are printed, in request order,
-// once the io_context has run dry, and checked.
+// once the io_context has run dry, and checked. Everything is also traced (hookset::TraceWriter)
+// to a Chrome trace file - $HOOKSET_TRACE_FILE, else asio_service.trace.json in the temporary
+// directory - to open in https://ui.perfetto.dev.
 #include <hookset/asio.hpp>
 #include <hookset/hookset.hpp>
+#include <hookset/trace.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,6 +20,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -122,7 +127,14 @@ net::awaitable<void> serve(const ServiceHooks& hooks, Request request, std::chro
   }
 }
 
+std::string trace_path() {
+  if (const char* path = std::getenv("HOOKSET_TRACE_FILE")) return path;
+  return (std::filesystem::temp_directory_path() / "asio_service.trace.json").string();
+}
+
 int main() {
+  // Every dispatch, hook and warning of the process, as a Chrome trace (written at scope end).
+  auto tracing = hookset::trace_to_file(trace_path());
   SkipCounter skips;
   ServiceHooks hooks = make_hooks();
   hooks.set_observer(&skips);
@@ -141,9 +153,11 @@ int main() {
 
   for (const auto& [id, outcome] : results) std::cout << "request " << id << ": " << outcome << '\n';
   std::cout << "reputation hook cut off and skipped: " << skips.skipped.load() << " times\n";
+  std::cout << "trace: every dispatch and hook recorded: " << (tracing.writer().event_count() > 0 ? "yes" : "no") << '\n';
 
   const bool ok = results.size() == 4 && results[1] == "served: summarise my notes [user:ada]" &&
                   results[2].find("forbidden") != std::string::npos && results[3].find("empty") != std::string::npos &&
-                  results[4].find("gave up") != std::string::npos && hooks_running == 0 && skips.skipped == 2;
+                  results[4].find("gave up") != std::string::npos && hooks_running == 0 && skips.skipped == 2 &&
+                  tracing.writer().event_count() > 0;
   return ok ? 0 : 1;
 }

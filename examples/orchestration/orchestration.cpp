@@ -8,8 +8,10 @@
 //   ChooseModel     Fallback + Chain<FirstSuccess>  the first policy that cares picks the model,
 //                                                   else the (asynchronous) default does
 //   SystemPrompt    Singleton                       one persona per tenant
-//   GateToolCall    Always + Chain<UntilDecided>    gates answer with a ToolDecision; they
-//                                                   never run, edit or fake the tool themselves
+//   GateToolCall    Pipeline + Terminals<Abort>     gates pass the tool call on (a normaliser
+//                                                   rewrites it), reject it (the model is told
+//                                                   why) or abort the request; when every gate
+//                                                   passes, the default runs the tool
 //   AuditOutput     Always (fold) + Finalize        each auditor redacts what the previous left,
 //                                                   then the tenant's length limit applies
 //
@@ -56,26 +58,23 @@ struct ToolCall {
 };
 std::string show(const ToolCall& call) { return call.tool + "(\"" + call.argument + "\")"; }
 
-// All a tool gate may say. Running the tool, telling the model, stopping the request: the loop
-// turns a decision into that, so a policy cannot do more than decide.
-struct ToolDecision {
-  enum class Kind { Continue, Deny, Abort };
-  Kind kind = Kind::Continue;
+struct ToolResult {
+  std::string tool;
+  std::string content;
+  bool denied = false;
+};
+
+// What a tool gate may decide besides pass, rewrite and reject: stop the whole request. (The
+// loop turns each decision into running the tool, telling the model, or stopping: a gate can
+// do no more than decide.)
+struct Abort {
   std::string reason;
-
-  static ToolDecision proceed() { return {}; }
-  // Deny: tell the model. Abort: stop the request.
-  static ToolDecision deny(std::string why) { return {Kind::Deny, std::move(why)}; }
-  static ToolDecision abort(std::string why) { return {Kind::Abort, std::move(why)}; }
 };
 
-// The gates run until one decides something other than Continue.
-struct UntilDecided {
-  hookset::Flow operator()(const ToolDecision& decision) const {
-    return decision.kind == ToolDecision::Kind::Continue ? hookset::Flow::Continue
-                                                         : hookset::Flow::Break;
-  }
-};
+ToolResult run_tool(const ToolCall& call) {
+  if (call.tool == "weather") return {call.tool, "18C and light rain in " + call.argument};
+  return {call.tool, "done"};
+}
 
 // Applied after every auditor. Configured per set (configure<AuditOutput>), so tenants differ.
 struct Truncate {
@@ -109,9 +108,8 @@ struct ChooseModel : hookset::Slot<std::optional<std::string>(const Request&), h
 struct SystemPrompt : hookset::Slot<std::string(), hookset::Singleton> {
   static std::string default_impl() { return "You are an assistant."; }
 };
-struct GateToolCall
-    : hookset::Slot<ToolDecision(const ToolCall&), hookset::Always, hookset::Chain<UntilDecided>> {
-  static ToolDecision default_impl(const ToolCall&) { return ToolDecision::proceed(); }
+struct GateToolCall : hookset::Slot<ToolResult(ToolCall), hookset::Pipeline, hookset::Terminals<Abort>> {
+  static ToolResult default_impl(const ToolCall& call) { return run_tool(call); }
 };
 struct AuditOutput : hookset::Slot<std::string(std::string_view model_output), hookset::Always,
                                    hookset::Finalize<Truncate>> {
@@ -162,11 +160,23 @@ AppHooks base_hooks(const hookset::Stateful<RequestCounter>& counter) {
     return Verdict::accept();
   });
   base.add<SystemPrompt>([] { return std::string("You are a helpful assistant."); });
-  base.add<GateToolCall>([](const ToolCall& call) {
-    if (call.tool == "shell" && contains(call.argument, "rm -rf"))
-      return ToolDecision::abort("destructive shell command");
-    return ToolDecision::proceed();
-  });
+  // Gates, in order: normalise the arguments (a rewrite every later gate sees), then the
+  // tenant's checks (their bundles), then the company's last word on destructive commands.
+  base.add<GateToolCall>(
+      [](const ToolCall& call) -> hookset::decision_t<GateToolCall> {
+        const auto first = call.argument.find_first_not_of(' ');
+        const auto last = call.argument.find_last_not_of(' ');
+        if (first == 0 && last + 1 == call.argument.size()) return hookset::pass();
+        if (first == std::string::npos) return hookset::rewrite(ToolCall{call.tool, ""});
+        return hookset::rewrite(ToolCall{call.tool, call.argument.substr(first, last - first + 1)});
+      },
+      {.name = "normalise", .priority = hookset::Priority{-10}});
+  base.add<GateToolCall>(
+      [](const ToolCall& call) -> hookset::decision_t<GateToolCall> {
+        if (call.tool == "shell" && contains(call.argument, "rm -rf")) return Abort{"destructive shell command"};
+        return hookset::pass();
+      },
+      {.name = "no-destruction", .priority = hookset::Priority{10}});
   // An auditor gets the text as the previous auditors left it (`last`; always set in an Always
   // slot, the default ran first) and returns its own version.
   base.add<AuditOutput>([](std::string_view, const std::optional<std::string>& last) {
@@ -185,9 +195,9 @@ struct AcmePolicy {
   std::optional<std::string> operator()(ChooseModel, const Request&) const {
     return "acme-support-7b";
   }
-  ToolDecision operator()(GateToolCall, const ToolCall& call) const {
-    if (call.tool == "search") return ToolDecision::deny("web search is disabled for acme");
-    return ToolDecision::proceed();
+  hookset::decision_t<GateToolCall> operator()(GateToolCall, const ToolCall& call) const {
+    if (call.tool == "search") return hookset::reject("web search is disabled for acme");
+    return hookset::pass();
   }
 };
 
@@ -207,11 +217,6 @@ struct GlobexPolicy {
 
 // ---- the application's loop, and a deterministic stand-in for the model ----------------------
 
-struct ToolResult {
-  std::string tool;
-  std::string content;
-  bool denied = false;
-};
 struct ModelReply {
   std::optional<ToolCall> tool_call;  // either a tool call, or the final text
   std::string text;
@@ -224,18 +229,13 @@ ModelReply fake_model(std::string_view prompt, const std::vector<ToolResult>& re
     return {std::nullopt,
             "The " + result.tool + " tool says " + result.content + ": take an umbrella."};
   }
-  if (contains(prompt, "weather")) return {ToolCall{"weather", "Paris"}, {}};
+  if (contains(prompt, "weather")) return {ToolCall{"weather", "  Paris "}, {}};  // (the normaliser trims)
   if (contains(prompt, "Search")) return {ToolCall{"search", "hookset releases"}, {}};
   if (contains(prompt, "disk")) return {ToolCall{"shell", "rm -rf /var/cache"}, {}};
   if (contains(prompt, "Summarize"))
     return {std::nullopt,
             "Q3: revenue up 12%; the confidential merger is on track; ask bob@globex.com."};
   return {std::nullopt, "Hello!"};
-}
-
-ToolResult run_tool(const ToolCall& call) {
-  if (call.tool == "weather") return {call.tool, "18C and light rain in " + call.argument};
-  return {call.tool, "done"};
 }
 
 enum class Status { Answered, Rejected, Aborted };
@@ -272,22 +272,20 @@ hookset::Task<Outcome> handle_request(const AppHooks& hooks, Request request) {
       std::cout << "  model says: " << reply.text << "\n  user gets:  " << outcome.text << '\n';
       co_return outcome;
     }
-    const ToolCall& call = *reply.tool_call;
-    const ToolDecision decision = co_await hooks.call<GateToolCall>(call);
-    switch (decision.kind) {
-      case ToolDecision::Kind::Continue:
-        results.push_back(run_tool(call));
-        std::cout << "  tool " << show(call) << " ran: " << results.back().content << '\n';
-        break;
-      case ToolDecision::Kind::Deny:  // the model learns why, and may answer without the tool
-        results.push_back({call.tool, decision.reason, true});
-        std::cout << "  tool " << show(call) << " denied: " << decision.reason << '\n';
-        break;
-      case ToolDecision::Kind::Abort:
-        std::cout << "  tool " << show(call) << " aborted the request: " << decision.reason << '\n';
-        outcome.status = Status::Aborted;
-        outcome.text = decision.reason;
-        co_return outcome;
+    const auto gate = co_await hooks.call<GateToolCall>(*reply.tool_call);
+    const ToolCall& call = gate.input;  // as the gates left it
+    if (gate.completed()) {  // every gate passed: the default ran the tool
+      results.push_back(gate.output());
+      std::cout << "  tool " << show(call) << " ran: " << results.back().content << '\n';
+    } else if (gate.rejected()) {  // the model learns why, and may answer without the tool
+      results.push_back({call.tool, gate.reason(), true});
+      std::cout << "  tool " << show(call) << " denied: " << gate.reason() << '\n';
+    } else {
+      const std::string& reason = gate.get<Abort>().reason;
+      std::cout << "  tool " << show(call) << " aborted the request: " << reason << '\n';
+      outcome.status = Status::Aborted;
+      outcome.text = reason;
+      co_return outcome;
     }
   }
   outcome.status = Status::Aborted;
