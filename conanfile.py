@@ -30,6 +30,10 @@ class HooksetConan(ConanFile):
     package_type = "header-library"
     # Only to check the C++ standard in validate(); package_id() drops them again.
     settings = "os", "arch", "compiler", "build_type"
+    # with_asio: the optional Boost.Asio adapter (<hookset/asio.hpp>) needs Boost >= 1.81 (C++20
+    # coroutines in Asio); the core alone works with Boost >= 1.74.
+    options = {"with_asio": [True, False]}
+    default_options = {"with_asio": True}
     exports_sources = "include/*", "LICENSE"
     no_copy_source = True
 
@@ -44,8 +48,12 @@ class HooksetConan(ConanFile):
         basic_layout(self)
 
     def requirements(self):
-        # Boost.Hana and Boost.Mp11, headers only; hookset's public headers include them.
-        self.requires("boost/[>=1.74 <2]", transitive_headers=True)
+        # Boost.Hana and Boost.Mp11 (and Asio for the adapter), headers only; hookset's public
+        # headers include them.
+        if self.options.with_asio:
+            self.requires("boost/[>=1.81 <2]", transitive_headers=True)
+        else:
+            self.requires("boost/[>=1.74 <2]", transitive_headers=True)
 
     def package_id(self):
         self.info.clear()  # one package for every configuration: nothing is compiled

@@ -62,8 +62,15 @@ class _CppInfo:
         self.properties[name] = value
 
 
+class _Options:
+    def __init__(self, defaults):
+        for name, value in (defaults or {}).items():
+            setattr(self, name, value)
+
+
 class ConanFile:
     def __init__(self):
+        self.options = _Options(getattr(type(self), "default_options", {}))
         self.info = _Info()
         self.cpp_info = _CppInfo()
         self.requirements_seen = []
@@ -194,13 +201,20 @@ def main():
     recipe.layout()
     check(("basic_layout", ".") in calls, "layout: basic_layout with the sources at the recipe's root")
 
-    recipe.requirements()
-    boost = [(ref, traits) for ref, traits in recipe.requirements_seen if ref.startswith("boost/")]
-    check(len(recipe.requirements_seen) == 1 and len(boost) == 1, "requires boost and nothing else")
-    if boost:
-        ref, traits = boost[0]
-        check("1.74" in ref, f"boost requirement {ref} allows 1.74")
-        check(traits.get("transitive_headers") is True, "boost is required with transitive_headers=True")
+    # The core alone works with Boost >= 1.74; the Asio adapter (option with_asio, on by default)
+    # needs >= 1.81.
+    for with_asio, minimum in ((False, "1.74"), (True, "1.81")):
+        recipe.requirements_seen = []
+        recipe.options.with_asio = with_asio
+        recipe.requirements()
+        boost = [(ref, traits) for ref, traits in recipe.requirements_seen if ref.startswith("boost/")]
+        check(len(recipe.requirements_seen) == 1 and len(boost) == 1,
+              f"with_asio={with_asio}: requires boost and nothing else")
+        if boost:
+            ref, traits = boost[0]
+            check(minimum in ref, f"with_asio={with_asio}: boost requirement {ref} starts at {minimum}")
+            check(traits.get("transitive_headers") is True, "boost is required with transitive_headers=True")
+    check(getattr(type(recipe), "default_options", {}).get("with_asio") is True, "with_asio is on by default")
 
     recipe.package_id()
     check(recipe.info.cleared, "package_id clears the info: one package for every configuration")
