@@ -137,27 +137,27 @@ struct dispatch_observers {
     }
   }
 
-  // Returns the hook's start, for its end event.
-  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
-    const clock::time_point hook_start = clock::now();
+  HookEvent hook_event(std::string_view slot, const hook_entry& hook, std::size_t position) const noexcept {
     HookEvent event;
     event.slot = slot;
     event.dispatch_id = id;
     event.hook = hook.id();
     event.name = hook.record->name;
     event.position = position;
+    return event;
+  }
+
+  // Returns the hook's start, for its end event.
+  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
+    const clock::time_point hook_start = clock::now();
+    HookEvent event = hook_event(slot, hook, position);
     each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
     return hook_start;
   }
   void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, clock::time_point hook_start,
                 HookOutcome outcome, std::exception_ptr error, std::string_view decision = {},
                 std::string_view reason = {}, bool rewritten = false) noexcept {
-    HookEvent event;
-    event.slot = slot;
-    event.dispatch_id = id;
-    event.hook = hook.id();
-    event.name = hook.record->name;
-    event.position = position;
+    HookEvent event = hook_event(slot, hook, position);
     event.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
     event.outcome = outcome;
     event.error = std::move(error);
