@@ -227,6 +227,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       (std::is_void_v<typename Kind::finalize> || std::is_default_constructible_v<typename Kind::finalize>);
   // Whether an output needs more than being kept as the newest one.
   static constexpr bool judges_outputs = Kind::has_chain || Kind::has_aggregate || Kind::is_pipeline;
+  // Kinds where an output never ends the hook loop nor suspends it (take_output is collect()):
+  // the driver may run their quiet hooks back to back.
+  static constexpr bool quiet_hooks_back_to_back = !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -728,9 +731,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             return step;
           }
         } else {
-          const auto async = async_call_of<Kind>(hook);
-          if constexpr (Kind::is_fold) pending_value_.emplace(call_fold(async, hook.object, last_for(hook)));
-          else pending_value_.emplace(call_with_args(async, hook.object));
+          pending_value_.emplace(start_async_hook(hook));
           suspend_into(pending_kind::value, &dispatch::resume_after_hook);
           return hook_step::suspended;
         }
@@ -739,6 +740,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
     }
     return conclude_hook(hook, std::move(error));
+  }
+
+  // The Task of an asynchronous hook (not started: Tasks are lazy).
+  Task<result> start_async_hook(const entry& hook) {
+    const auto async = async_call_of<Kind>(hook);
+    if constexpr (Kind::is_fold) return call_fold(async, hook.object, last_for(hook));
+    else return call_with_args(async, hook.object);
   }
 
   void report_hook_end(const entry& hook, HookOutcome outcome, std::exception_ptr error) noexcept {
@@ -1111,6 +1119,38 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         switch (self->pending_) {
           case pending_kind::value: {
             Task<result> pending = self->pending_value_.take();
+            if constexpr (quiet_hooks_back_to_back) {
+              if (self->resume_ == &dispatch::resume_after_hook && self->current_->quiet &&
+                  !(self->flags_ & (hook_events | has_context))) {
+                // Quiet hooks (see hook_entry::quiet) in a dispatch nobody observes: run back
+                // to back here, as a hand-written loop would - an asynchronous one awaited
+                // directly, a synchronous one called - with none of run_hook's bookkeeping. A
+                // failure propagates as conclude_hook would propagate it.
+                for (bool awaiting_hook = true; awaiting_hook;) {
+                  if constexpr (is_void) co_await std::move(pending);
+                  else self->value_ = co_await std::move(pending);
+                  awaiting_hook = false;
+                  do {
+                    ++self->produced_;
+                    self->collect();
+                    if (self->next_ == self->count_ || !self->hooks_[self->next_].quiet) break;
+                    const entry& hook = self->hooks_[self->next_++];
+                    self->current_ = &hook;
+                    await_context_scope scope(awaiting);  // the hook's synchronous part
+                    if (hook.sync) {
+                      self->call_plain(hook);
+                    } else {
+                      pending = self->start_async_hook(hook);
+                      awaiting_hook = true;
+                    }
+                  } while (!awaiting_hook);
+                }
+                await_context_scope scope(awaiting);
+                done = self->run_hooks();
+                resumed = true;
+                break;
+              }
+            }
             if (self->resume_ == &dispatch::resume_after_hook) {
               // A hook's output is kept aside until its fate is known (conclude_hook).
               std::exception_ptr failure;

@@ -151,8 +151,10 @@ struct hook_entry {
   void* object = nullptr;
   erased_fn sync = nullptr;
   erased_fn async = nullptr;
-  // Synchronous, no time limit, failures propagate: the engine may call it with no per-hook
-  // bookkeeping at all.
+  // No time limit, failures propagate: when nobody observes the dispatch and it has no
+  // context, the engine calls it with no per-hook bookkeeping at all.
+  bool quiet = false;
+  // Quiet and synchronous: what the engine's tight loop over the leading hooks runs.
   bool plain = false;
   FailurePolicy on_failure = FailurePolicy::propagate;
   std::shared_ptr<const hook_record> record;
@@ -196,7 +198,8 @@ HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<cons
   entry.on_failure = options.on_failure.value_or(slot_policy);
   entry.sync = sync;
   entry.async = async;
-  entry.plain = sync && !record->timeout && entry.on_failure == FailurePolicy::propagate;
+  entry.quiet = !record->timeout && entry.on_failure == FailurePolicy::propagate;
+  entry.plain = sync && entry.quiet;
   entry.record = std::move(record);
   return entry;
 }
@@ -212,7 +215,8 @@ HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<cons
   entry.on_failure = slot_policy;
   entry.sync = sync;
   entry.async = async;
-  entry.plain = sync && slot_policy == FailurePolicy::propagate;
+  entry.quiet = slot_policy == FailurePolicy::propagate;
+  entry.plain = sync && entry.quiet;
   entry.record = std::move(record);
   return entry;
 }
