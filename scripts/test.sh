@@ -131,6 +131,27 @@ stage gcc "$GCC"
 stage clang "$CLANG"
 stage gcc-asan "$GCC"
 
+# The oldest supported Boost (1.74: Debian 11's, Ubuntu 22.04's): Debian 12's libboost1.74-dev
+# conflicts with the 1.81 installed, so its package is downloaded and unpacked into
+# build/boost-1.74 (once) instead of installed; the gcc-boost174 preset points Boost_DIR there.
+boost174=build/boost-1.74
+if [ ! -f "$boost174/usr/include/boost/version.hpp" ]; then
+  rm -rf "$boost174.download" && mkdir -p "$boost174.download"
+  if (cd "$boost174.download" && apt-get download libboost1.74-dev >/dev/null 2>&1) &&
+     dpkg -x "$boost174.download"/libboost1.74-dev_*.deb "$boost174"; then
+    echo "[boost-1.74] unpacked into $boost174"
+  else
+    echo "[boost-1.74] could not download libboost1.74-dev (apt-get download)"
+  fi
+  rm -rf "$boost174.download"
+fi
+if [ -f "$boost174/usr/include/boost/version.hpp" ]; then
+  stage gcc-boost174 "$GCC"
+else
+  summary+=("[gcc-boost174] FAILED: libboost1.74-dev could not be downloaded")
+  failed=1
+fi
+
 # ThreadSanitizer: only the threading tests. Run without ASLR when possible: GCC 12's and
 # LLVM 14's TSan runtimes abort at start-up ("unexpected memory mapping") on kernels that
 # randomise mmap with more bits than they expect.

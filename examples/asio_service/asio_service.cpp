@@ -77,25 +77,32 @@ struct SkipCounter : hookset::Observer {
 ServiceHooks make_hooks() {
   ServiceHooks hooks;
   // A moderation service: 5 ms away.
-  hooks.add<Moderate>([](const Request& request) -> net::awaitable<std::optional<std::string>> {
-    running_guard guard;
-    co_await remote_call(5ms);
-    if (request.text.find("forbidden") != std::string::npos) co_return "moderation: forbidden topic";
-    co_return std::nullopt;
-  }, {.name = "moderation"});
+  hooks.add<Moderate>(
+      [](const Request& request) -> net::awaitable<std::optional<std::string>> {
+        running_guard guard;
+        co_await remote_call(5ms);
+        if (request.text.find("forbidden") != std::string::npos)
+          co_return "moderation: forbidden topic";
+        co_return std::nullopt;
+      },
+      {.name = "moderation"});
   // A reputation service that hangs: its own 30 ms limit cuts it off, and as fail-open it is
   // skipped (and reported) instead of failing the request.
-  hooks.add<Moderate>([](const Request&) -> net::awaitable<std::optional<std::string>> {
-    running_guard guard;
-    co_await remote_call(10s);
-    co_return "reputation: never answers in time";
-  }, {.name = "reputation", .timeout = 30ms, .on_failure = hookset::FailOpen});
+  hooks.add<Moderate>(
+      [](const Request&) -> net::awaitable<std::optional<std::string>> {
+        running_guard guard;
+        co_await remote_call(10s);
+        co_return "reputation: never answers in time";
+      },
+      {.name = "reputation", .timeout = 30ms, .on_failure = hookset::FailOpen});
   // Context from a profile service (2 ms away); a long-running lookup for "deep" requests.
-  hooks.add<Enrich>([](const Request& request, std::optional<std::string> last) -> net::awaitable<std::string> {
-    running_guard guard;
-    co_await remote_call(request.text.find("deep") != std::string::npos ? 1s : 2ms);
-    co_return *last + " [user:" + request.user + "]";
-  }, {.name = "profile"});
+  hooks.add<Enrich>(
+      [](const Request& request, std::optional<std::string> last) -> net::awaitable<std::string> {
+        running_guard guard;
+        co_await remote_call(request.text.find("deep") != std::string::npos ? 1s : 2ms);
+        co_return *last + " [user:" + request.user + "]";
+      },
+      {.name = "profile"});
   return hooks;
 }
 
@@ -107,7 +114,8 @@ void record(int id, std::string outcome) {
 }
 
 // One request, as a handler written on Asio coroutines would serve it.
-net::awaitable<void> serve(const ServiceHooks& hooks, Request request, std::chrono::milliseconds patience) {
+net::awaitable<void> serve(const ServiceHooks& hooks, Request request,
+                           std::chrono::milliseconds patience) {
   try {
     const auto rejection = co_await hooks.call<Moderate>(request).with_timeout(500ms);
     if (rejection) {
@@ -116,12 +124,13 @@ net::awaitable<void> serve(const ServiceHooks& hooks, Request request, std::chro
     }
     // The client waits `patience` for the context, then gives up: the dispatch is cancelled.
     net::steady_timer client(co_await net::this_coro::executor, patience);
-    auto outcome = co_await (hookset::asio::async_call(hooks.call<Enrich>(request), net::use_awaitable) ||
-                             client.async_wait(net::use_awaitable));
-    if (outcome.index() == 0)
-      record(request.id, "served: " + std::get<0>(outcome));
+    auto outcome =
+        co_await (hookset::asio::async_call(hooks.call<Enrich>(request), net::use_awaitable) ||
+                  client.async_wait(net::use_awaitable));
+    if (outcome.index() == 0) record(request.id, "served: " + std::get<0>(outcome));
     else
-      record(request.id, "client gave up; hooks still running when it returned: " + std::to_string(hooks_running.load()));
+      record(request.id, "client gave up; hooks still running when it returned: " +
+                             std::to_string(hooks_running.load()));
   } catch (const std::exception& error) {
     record(request.id, std::string("failed: ") + error.what());
   }
@@ -151,13 +160,16 @@ int main() {
   io.run();
   second.join();
 
-  for (const auto& [id, outcome] : results) std::cout << "request " << id << ": " << outcome << '\n';
+  for (const auto& [id, outcome] : results)
+    std::cout << "request " << id << ": " << outcome << '\n';
   std::cout << "reputation hook cut off and skipped: " << skips.skipped.load() << " times\n";
-  std::cout << "trace: every dispatch and hook recorded: " << (tracing.writer().event_count() > 0 ? "yes" : "no") << '\n';
+  std::cout << "trace: every dispatch and hook recorded: "
+            << (tracing.writer().event_count() > 0 ? "yes" : "no") << '\n';
 
   const bool ok = results.size() == 4 && results[1] == "served: summarise my notes [user:ada]" &&
-                  results[2].find("forbidden") != std::string::npos && results[3].find("empty") != std::string::npos &&
-                  results[4].find("gave up") != std::string::npos && hooks_running == 0 && skips.skipped == 2 &&
-                  tracing.writer().event_count() > 0;
+                  results[2].find("forbidden") != std::string::npos &&
+                  results[3].find("empty") != std::string::npos &&
+                  results[4].find("gave up") != std::string::npos && hooks_running == 0 &&
+                  skips.skipped == 2 && tracing.writer().event_count() > 0;
   return ok ? 0 : 1;
 }

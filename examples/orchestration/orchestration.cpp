@@ -108,7 +108,8 @@ struct ChooseModel : hookset::Slot<std::optional<std::string>(const Request&), h
 struct SystemPrompt : hookset::Slot<std::string(), hookset::Singleton> {
   static std::string default_impl() { return "You are an assistant."; }
 };
-struct GateToolCall : hookset::Slot<ToolResult(ToolCall), hookset::Pipeline, hookset::Terminals<Abort>> {
+struct GateToolCall
+    : hookset::Slot<ToolResult(ToolCall), hookset::Pipeline, hookset::Terminals<Abort>> {
   static ToolResult default_impl(const ToolCall& call) { return run_tool(call); }
 };
 struct AuditOutput : hookset::Slot<std::string(std::string_view model_output), hookset::Always,
@@ -173,7 +174,8 @@ AppHooks base_hooks(const hookset::Stateful<RequestCounter>& counter) {
       {.name = "normalise", .priority = hookset::Priority{-10}});
   base.add<GateToolCall>(
       [](const ToolCall& call) -> hookset::decision_t<GateToolCall> {
-        if (call.tool == "shell" && contains(call.argument, "rm -rf")) return Abort{"destructive shell command"};
+        if (call.tool == "shell" && contains(call.argument, "rm -rf"))
+          return Abort{"destructive shell command"};
         return hookset::pass();
       },
       {.name = "no-destruction", .priority = hookset::Priority{10}});
@@ -229,7 +231,8 @@ ModelReply fake_model(std::string_view prompt, const std::vector<ToolResult>& re
     return {std::nullopt,
             "The " + result.tool + " tool says " + result.content + ": take an umbrella."};
   }
-  if (contains(prompt, "weather")) return {ToolCall{"weather", "  Paris "}, {}};  // (the normaliser trims)
+  if (contains(prompt, "weather"))
+    return {ToolCall{"weather", "  Paris "}, {}};  // (the normaliser trims)
   if (contains(prompt, "Search")) return {ToolCall{"search", "hookset releases"}, {}};
   if (contains(prompt, "disk")) return {ToolCall{"shell", "rm -rf /var/cache"}, {}};
   if (contains(prompt, "Summarize"))
@@ -274,7 +277,7 @@ hookset::Task<Outcome> handle_request(const AppHooks& hooks, Request request) {
     }
     const auto gate = co_await hooks.call<GateToolCall>(*reply.tool_call);
     const ToolCall& call = gate.input;  // as the gates left it
-    if (gate.completed()) {  // every gate passed: the default ran the tool
+    if (gate.completed()) {             // every gate passed: the default ran the tool
       results.push_back(gate.output());
       std::cout << "  tool " << show(call) << " ran: " << results.back().content << '\n';
     } else if (gate.rejected()) {  // the model learns why, and may answer without the tool

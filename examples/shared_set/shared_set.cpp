@@ -23,8 +23,8 @@ struct Verdicts {
   std::vector<std::string> operator()(std::vector<std::string> verdicts) const { return verdicts; }
 };
 struct FilterContent
-    : hookset::Slot<std::string(std::string_view text), hookset::Always, hookset::Aggregate<Verdicts>,
-                    hookset::Output<std::vector<std::string>>> {
+    : hookset::Slot<std::string(std::string_view text), hookset::Always,
+                    hookset::Aggregate<Verdicts>, hookset::Output<std::vector<std::string>>> {
   static std::string default_impl(std::string_view) { return "base:ok"; }
 };
 using Filters = hookset::HookSet<FilterContent>;
@@ -35,7 +35,8 @@ Filters rules(int version) {
   const char* words[] = {"spam", "scam", "phish"};
   for (int i = 0; i <= version % 3; ++i)
     filters.add<FilterContent>([version, word = std::string(words[i])](std::string_view text) {
-      return "v" + std::to_string(version) + (text.find(word) != std::string_view::npos ? ":blocked" : ":ok");
+      return "v" + std::to_string(version) +
+             (text.find(word) != std::string_view::npos ? ":blocked" : ":ok");
     });
   return filters;
 }
@@ -43,8 +44,10 @@ Filters rules(int version) {
 // The version a dispatch's verdicts came from, or -1 if they mix versions.
 int version_of(const std::vector<std::string>& verdicts) {
   std::set<std::string> versions;
-  for (std::size_t i = 1; i < verdicts.size(); ++i) versions.insert(verdicts[i].substr(0, verdicts[i].find(':')));
-  if (versions.size() != 1 || verdicts.size() != static_cast<std::size_t>(std::stoi(versions.begin()->substr(1)) % 3 + 2))
+  for (std::size_t i = 1; i < verdicts.size(); ++i)
+    versions.insert(verdicts[i].substr(0, verdicts[i].find(':')));
+  if (versions.size() != 1 ||
+      verdicts.size() != static_cast<std::size_t>(std::stoi(versions.begin()->substr(1)) % 3 + 2))
     return -1;
   return std::stoi(versions.begin()->substr(1));
 }
@@ -58,7 +61,8 @@ int main() {
   // 1. A frozen set and a thread pool.
   const auto frozen = rules(2).freeze();
   std::vector<std::vector<std::string>> expected;
-  for (std::string_view text : texts) expected.push_back(hookset::sync_wait(frozen.call<FilterContent>(text)));
+  for (std::string_view text : texts)
+    expected.push_back(hookset::sync_wait(frozen.call<FilterContent>(text)));
   std::atomic<int> mismatches{0};
   {
     std::vector<std::jthread> pool;
@@ -83,7 +87,8 @@ int main() {
     for (int worker = 0; worker < 4; ++worker)
       pool.emplace_back([&] {
         while (reloading) {
-          if (version_of(hookset::sync_wait(shared.call<FilterContent>("buy spam now"))) < 0) ++mixed;
+          if (version_of(hookset::sync_wait(shared.call<FilterContent>("buy spam now"))) < 0)
+            ++mixed;
           ++dispatches;
         }
       });
@@ -96,8 +101,10 @@ int main() {
     });
   }
   const int latest = version_of(hookset::sync_wait(shared.call<FilterContent>("hello")));
-  std::cout << "shared set: 50 versions published while 4 workers dispatched; every dispatch saw one version: "
-            << (mixed == 0 && dispatches > 0 ? "yes" : "no") << "; now on version " << latest << '\n';
+  std::cout << "shared set: 50 versions published while 4 workers dispatched; every dispatch saw "
+               "one version: "
+            << (mixed == 0 && dispatches > 0 ? "yes" : "no") << "; now on version " << latest
+            << '\n';
   ok = ok && mixed == 0 && dispatches > 0 && latest == 50 && shared.version() == 50;
   return ok ? 0 : 1;
 }

@@ -17,7 +17,8 @@
 
 #include <boost/version.hpp>
 #if BOOST_VERSION < 108100
-#error "<hookset/asio.hpp> needs Boost >= 1.81 (C++20 coroutines in Asio); the core works with >= 1.74"
+#error \
+    "<hookset/asio.hpp> needs Boost >= 1.81 (C++20 coroutines in Asio); the core works with >= 1.74"
 #endif
 
 #include <atomic>
@@ -63,7 +64,8 @@ namespace boost::asio::detail {
 // specialised form (R = void, the only R such operations have) is the same handler with that
 // test written as intended. Later Boost releases do not need it.
 template <typename T, typename Executor>
-class awaitable_async_op_handler<void(std::exception_ptr, T), Executor> : public awaitable_thread<Executor> {
+class awaitable_async_op_handler<void(std::exception_ptr, T), Executor>
+    : public awaitable_thread<Executor> {
  public:
   struct result_type {
     std::exception_ptr* ex_;
@@ -107,12 +109,14 @@ class executor_binding final : public Executor {
 
   const net::any_io_executor& get() const noexcept { return executor_; }
 
-  std::unique_ptr<Timer> start_timer(clock::time_point when, std::function<void()> expire) override {
+  std::unique_ptr<Timer> start_timer(clock::time_point when,
+                                     std::function<void()> expire) override {
     // The timer lives on a strand of its own: its wait and its cancel never race.
     auto state = std::make_shared<timer_state>(net::make_strand(executor_));
     state->timer.expires_at(when);
     net::post(state->strand, [state, expire = std::move(expire)]() mutable {
-      state->timer.async_wait([state, expire = std::move(expire)](const boost::system::error_code& error) mutable {
+      state->timer.async_wait(
+          [state, expire = std::move(expire)](const boost::system::error_code& error) mutable {
         if (!error && !state->cancelled) expire();
       });
     });
@@ -121,7 +125,8 @@ class executor_binding final : public Executor {
 
  private:
   struct timer_state {
-    explicit timer_state(net::strand<net::any_io_executor> s) : strand(std::move(s)), timer(strand) {}
+    explicit timer_state(net::strand<net::any_io_executor> s)
+        : strand(std::move(s)), timer(strand) {}
     net::strand<net::any_io_executor> strand;
     net::steady_timer timer;
     bool cancelled = false;  // touched on the strand only
@@ -174,14 +179,16 @@ class spawned_awaitable {
     std::shared_ptr<state> target;
     void operator()() const noexcept {
       try {
-        net::post(target->strand, [target = target] { target->signal.emit(net::cancellation_type::terminal); });
+        net::post(target->strand,
+                  [target = target] { target->signal.emit(net::cancellation_type::terminal); });
       } catch (...) {
       }
     }
   };
 
  public:
-  spawned_awaitable(net::awaitable<T, AwaitableExecutor> awaitable, net::any_io_executor executor, std::stop_token stop)
+  spawned_awaitable(net::awaitable<T, AwaitableExecutor> awaitable, net::any_io_executor executor,
+                    std::stop_token stop)
       : awaitable_(std::move(awaitable)), executor_(std::move(executor)), stop_(std::move(stop)) {}
 
   auto operator co_await() & noexcept {
@@ -199,7 +206,8 @@ class spawned_awaitable {
     shared_ = std::make_shared<state>(net::make_strand(executor_));
     shared_->waiting = waiting;
     auto target = shared_;
-    if (stop_.stop_possible()) on_stop_ = std::make_unique<std::stop_callback<emit_on_stop>>(stop_, emit_on_stop{target});
+    if (stop_.stop_possible())
+      on_stop_ = std::make_unique<std::stop_callback<emit_on_stop>>(stop_, emit_on_stop{target});
     auto done = [target](std::exception_ptr error, auto... value) {
       target->error = error;
       if constexpr (sizeof...(value) > 0) {
@@ -207,7 +215,8 @@ class spawned_awaitable {
       }
       target->waiting.resume();
     };
-    net::co_spawn(shared_->strand, std::move(awaitable_), net::bind_cancellation_slot(shared_->signal.slot(), std::move(done)));
+    net::co_spawn(shared_->strand, std::move(awaitable_),
+                  net::bind_cancellation_slot(shared_->signal.slot(), std::move(done)));
   }
   T finish() {
     on_stop_.reset();  // waits for an emit in progress elsewhere
@@ -236,11 +245,10 @@ Task<T> run_awaitable(net::awaitable<T, AwaitableExecutor> awaitable) {
         "hookset::asio::async_call, co_await the dispatch inside an asio::awaitable, or give the "
         "dispatch .on(binding) with a hookset::asio::executor_binding");
   const std::stop_token* stop = context->nearest_stop();
-  spawned_awaitable<T, AwaitableExecutor> spawned(std::move(awaitable), binding->get(), stop ? *stop : std::stop_token());
-  if constexpr (std::is_void_v<T>)
-    co_await spawned;
-  else
-    co_return co_await spawned;
+  spawned_awaitable<T, AwaitableExecutor> spawned(std::move(awaitable), binding->get(),
+                                                  stop ? *stop : std::stop_token());
+  if constexpr (std::is_void_v<T>) co_await spawned;
+  else co_return co_await spawned;
 }
 
 // The coroutine an Asio operation runs a dispatch in: owns the dispatch and the handler until
@@ -259,8 +267,8 @@ struct operation {
 struct stop_on_cancel {
   std::stop_source source;
   void operator()(net::cancellation_type type) {
-    if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial | net::cancellation_type::total)) !=
-        net::cancellation_type::none)
+    if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial |
+                 net::cancellation_type::total)) != net::cancellation_type::none)
       source.request_stop();
   }
 };
@@ -280,7 +288,8 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
 
   CallOptions& options = dispatch.options();
   std::optional<std::stop_callback<forward_stop>> from_caller;
-  if (options.stop_token.stop_possible()) from_caller.emplace(options.stop_token, forward_stop{source});
+  if (options.stop_token.stop_possible())
+    from_caller.emplace(options.stop_token, forward_stop{source});
   options.stop_token = source.get_token();
   if (!options.executor) options.executor = &binding;
 
@@ -309,8 +318,12 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
     }
     if (!completed_inline) {
       try {
-        if constexpr (std::is_void_v<result>) co_await hookset::detail::already_checked_awaiter<std::remove_reference_t<decltype(awaiter)>>{awaiter};
-        else value.emplace(co_await hookset::detail::already_checked_awaiter<std::remove_reference_t<decltype(awaiter)>>{awaiter});
+        if constexpr (std::is_void_v<result>)
+          co_await hookset::detail::already_checked_awaiter<
+              std::remove_reference_t<decltype(awaiter)>>{awaiter};
+        else
+          value.emplace(co_await hookset::detail::already_checked_awaiter<
+                        std::remove_reference_t<decltype(awaiter)>>{awaiter});
       } catch (...) {
         error = std::current_exception();
       }
@@ -332,10 +345,8 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   };
   // Never inside the initiating function (Asio's rule): a dispatch that completed at once is
   // posted; one that suspended completes on the handler's executor.
-  if (completed_inline)
-    net::post(handler_executor, std::move(complete));
-  else
-    net::dispatch(handler_executor, std::move(complete));
+  if (completed_inline) net::post(handler_executor, std::move(complete));
+  else net::dispatch(handler_executor, std::move(complete));
 }
 
 template <class Result>
@@ -366,17 +377,18 @@ struct initiate_call {
 // void slots - on the handler's associated executor. Hooks run on `executor` (default: the
 // handler's associated executor).
 template <class Dispatch, class CompletionToken>
-  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
 auto async_call(Dispatch&& dispatch, CompletionToken&& token) {
   using result = typename std::remove_cvref_t<Dispatch>::result_type;
-  static_assert(std::is_void_v<result> || std::is_default_constructible_v<result>,
-                "hookset::asio: a dispatch completing an Asio operation needs a default-constructible "
-                "result (Asio passes one along with an error)");
+  static_assert(
+      std::is_void_v<result> || std::is_default_constructible_v<result>,
+      "hookset::asio: a dispatch completing an Asio operation needs a default-constructible "
+      "result (Asio passes one along with an error)");
   return net::async_initiate<CompletionToken, detail::completion_signature<result>>(
       detail::initiate_call{}, token, std::forward<Dispatch>(dispatch));
 }
 template <class Dispatch, class CompletionToken>
-  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
 auto async_call(net::any_io_executor executor, Dispatch&& dispatch, CompletionToken&& token) {
   using result = typename std::remove_cvref_t<Dispatch>::result_type;
   return net::async_initiate<CompletionToken, detail::completion_signature<result>>(
@@ -389,12 +401,14 @@ namespace hookset::detail {
 
 // A dispatch as an Asio operation (dispatch::operator()(token)).
 template <class Dispatch, class CompletionToken>
-  requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
+requires requires { typename std::remove_cvref_t<Dispatch>::result_type; }
 auto hookset_async_call(Dispatch&& dispatch, CompletionToken&& token)
-    -> decltype(boost::asio::async_initiate<CompletionToken, hookset::asio::detail::completion_signature<
-                                                                 typename std::remove_cvref_t<Dispatch>::result_type>>(
+    -> decltype(boost::asio::async_initiate<
+                CompletionToken, hookset::asio::detail::completion_signature<
+                                     typename std::remove_cvref_t<Dispatch>::result_type>>(
         hookset::asio::detail::initiate_call{}, token, std::forward<Dispatch>(dispatch))) {
-  return hookset::asio::async_call(std::forward<Dispatch>(dispatch), std::forward<CompletionToken>(token));
+  return hookset::asio::async_call(std::forward<Dispatch>(dispatch),
+                                   std::forward<CompletionToken>(token));
 }
 
 // asio::awaitable<T> as a default or a hook.

@@ -15,7 +15,8 @@ namespace hookset {
 class DispatchError : public std::runtime_error {
  public:
   DispatchError(std::string slot_name, const std::string& message)
-      : std::runtime_error("hookset: slot " + slot_name + ": " + message), slot(std::move(slot_name)) {}
+      : std::runtime_error("hookset: slot " + slot_name + ": " + message),
+        slot(std::move(slot_name)) {}
   std::string slot;
 };
 
@@ -67,7 +68,8 @@ class HookFailed : public DispatchError {
   std::exception_ptr cause;
 
  private:
-  static std::string describe(HookId hook, const std::string& name, const std::exception_ptr& error) {
+  static std::string describe(HookId hook, const std::string& name,
+                              const std::exception_ptr& error) {
     std::string text = "hook ";
     text += name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
     text += " failed (fail-closed)";
@@ -87,7 +89,8 @@ class HookFailed : public DispatchError {
 class OrderingError : public std::invalid_argument {
  public:
   OrderingError(std::string slot_name, const std::string& message)
-      : std::invalid_argument("hookset: slot " + slot_name + ": " + message), slot(std::move(slot_name)) {}
+      : std::invalid_argument("hookset: slot " + slot_name + ": " + message),
+        slot(std::move(slot_name)) {}
   std::string slot;
 };
 

@@ -32,7 +32,8 @@ class Executor {
   virtual ~Executor() = default;
 
   // Calls `expire` once, on any thread, at `when` (or soon after), unless cancelled first.
-  virtual std::unique_ptr<Timer> start_timer(clock::time_point when, std::function<void()> expire) = 0;
+  virtual std::unique_ptr<Timer> start_timer(clock::time_point when,
+                                             std::function<void()> expire) = 0;
 };
 
 namespace detail {
@@ -53,7 +54,8 @@ class timer_thread final : public Executor {
     if (thread_.joinable()) thread_.join();
   }
 
-  std::unique_ptr<Timer> start_timer(clock::time_point when, std::function<void()> expire) override {
+  std::unique_ptr<Timer> start_timer(clock::time_point when,
+                                     std::function<void()> expire) override {
     std::lock_guard lock(mutex_);
     if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
     const std::uint64_t id = ++last_id_;
@@ -68,7 +70,8 @@ class timer_thread final : public Executor {
 
   class handle final : public Timer {
    public:
-    handle(timer_thread& owner, clock::time_point when, std::uint64_t id) : owner_(owner), key_(when, id) {}
+    handle(timer_thread& owner, clock::time_point when, std::uint64_t id)
+        : owner_(owner), key_(when, id) {}
     ~handle() override { cancel(); }
     void cancel() noexcept override {
       std::function<void()> dropped;  // destroyed outside the lock: it may own anything

@@ -49,19 +49,23 @@ using pipeline_result_t = typename detail::kind_of<S>::output;
 
 namespace detail {
 
-template <class T> struct is_hook_set : std::false_type {};
-template <class... M> struct is_hook_set<HookSet<M...>> : std::true_type {};
+template <class T>
+struct is_hook_set : std::false_type {};
+template <class... M>
+struct is_hook_set<HookSet<M...>> : std::true_type {};
 
 // Every slot a member contributes: itself, or all slots of a nested set.
-template <class M> struct slots_of { using type = mp::mp_list<M>; };
-template <class... M> struct slots_of<HookSet<M...>> {
+template <class M>
+struct slots_of {
+  using type = mp::mp_list<M>;
+};
+template <class... M>
+struct slots_of<HookSet<M...>> {
   using type = mp::mp_append<mp::mp_list<>, typename slots_of<M>::type...>;
 };
 
 template <class M>
 using is_valid_member = mp::mp_bool<is_hook_set<M>::value || is_slot_type<M>()>;
-
-
 
 template <class Slots, class S>
 using occurs_more_than_once = mp::mp_bool<(mp::mp_count<Slots, S>::value > 1)>;
@@ -81,7 +85,7 @@ void destroy_hook(void* hook) noexcept {
 // the one static instance serves every registration (no allocation).
 template <class T>
 inline constexpr bool is_stateless_hook =
-    std::is_empty_v<T> && std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>;
+    std::is_empty_v<T>&& std::is_trivially_copyable_v<T>&& std::is_default_constructible_v<T>;
 template <class T>
 inline constexpr T stateless_instance{};
 
@@ -93,8 +97,9 @@ struct hook_holding {
   template <class H>
   static std::shared_ptr<const void> hold(H&& hook, void*& object) {
     // (A function reference decays to a pointer that cannot be null: nothing to check.)
-    if constexpr ((std::is_pointer_v<value_type> || std::is_member_pointer_v<value_type>) &&
-                  !std::is_function_v<std::remove_reference_t<H>>)
+    if constexpr ((std::is_pointer_v<value_type> ||
+                   std::is_member_pointer_v<
+                       value_type>)&&!std::is_function_v<std::remove_reference_t<H>>)
       if (hook == nullptr) throw std::invalid_argument("hookset: cannot register a null hook");
     if constexpr (is_stateless_hook<value_type>) {
       object = const_cast<value_type*>(&stateless_instance<value_type>);  // called only as const
@@ -174,14 +179,17 @@ using is_own_slot = mp::mp_bool<!is_hook_set<M>::value && slot_ok<M>>;
 
 // Where each slot of a set lives, as an Mp11 map (one lookup, however many slots):
 // {slot, own_list<i>} for the set's own slot i, {slot, in_nested<j>} for a slot of nested set j.
-template <std::size_t I> struct own_list : mp::mp_size_t<I> {};
-template <std::size_t J> struct in_nested : mp::mp_size_t<J> {};
+template <std::size_t I>
+struct own_list : mp::mp_size_t<I> {};
+template <std::size_t J>
+struct in_nested : mp::mp_size_t<J> {};
 
 template <class Own, class Nested, class OwnIndices = mp::mp_iota<mp::mp_size<Own>>,
           class NestedIndices = mp::mp_iota<mp::mp_size<Nested>>>
 struct slot_locations;
 template <class... Own, class... Nested, class... I, class... J>
-struct slot_locations<mp::mp_list<Own...>, mp::mp_list<Nested...>, mp::mp_list<I...>, mp::mp_list<J...>> {
+struct slot_locations<mp::mp_list<Own...>, mp::mp_list<Nested...>, mp::mp_list<I...>,
+                      mp::mp_list<J...>> {
   template <class Index>
   struct located_in {
     template <class S>
@@ -201,7 +209,8 @@ struct own_slot_info {
 
 template <class... Members>
 class HookSet {
-  template <class...> friend class HookSet;
+  template <class...>
+  friend class HookSet;
   using members = boost::mp11::mp_list<Members...>;
   static_assert(detail::validate_hook_set<Members...>());
   // A member that is neither (rejected above) is stored nowhere, so that no second error
@@ -278,7 +287,8 @@ class HookSet {
   // Whether this set holds the registration `id` (in any slot, nested sets included).
   bool holds(HookId id) const noexcept {
     bool found = false;
-    const_cast<HookSet*>(this)->for_each_list([&](auto& owner) { found = found || detail::holds_hook(owner, id); });
+    const_cast<HookSet*>(this)->for_each_list(
+        [&](auto& owner) { found = found || detail::holds_hook(owner, id); });
     return found;
   }
 
@@ -322,7 +332,8 @@ class HookSet {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
     } else {
       using kind = detail::kind_of<S>;
-      if constexpr (!std::is_same_v<C, typename kind::chain> && !std::is_same_v<C, typename kind::aggregate> &&
+      if constexpr (!std::is_same_v<C, typename kind::chain> &&
+                    !std::is_same_v<C, typename kind::aggregate> &&
                     !std::is_same_v<C, typename kind::finalize>) {
         [[maybe_unused]] constexpr bool reported = detail::report_not_a_companion<S, C>();
       } else if constexpr (!callable_as_const<kind, C>()) {
@@ -331,7 +342,8 @@ class HookSet {
         auto instance = std::make_shared<const C>(std::forward<Companion>(companion));
         storage_for<S>().modify([&](detail::hook_list& list) {
           if constexpr (std::is_same_v<C, typename kind::chain>) list.chain = std::move(instance);
-          else if constexpr (std::is_same_v<C, typename kind::aggregate>) list.aggregate = std::move(instance);
+          else if constexpr (std::is_same_v<C, typename kind::aggregate>)
+            list.aggregate = std::move(instance);
           else list.finalize = std::move(instance);
         });
       }
@@ -377,10 +389,12 @@ class HookSet {
   template <class N>
   decltype(auto) nested() noexcept {
     if constexpr (!boost::mp11::mp_contains<members, N>::value || !detail::is_hook_set<N>::value) {
-      constexpr bool reported = detail::report_not_a_nested_set<N, HookSet>();  // evaluated now: our error first
+      constexpr bool reported =
+          detail::report_not_a_nested_set<N, HookSet>();  // evaluated now: our error first
       return reported;
     } else {
-      return static_cast<N&>(boost::hana::at_c<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
+      return static_cast<N&>(
+          boost::hana::at_c<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
     }
   }
   template <class N>
@@ -396,16 +410,18 @@ class HookSet {
   template <class S, class... Args>
   auto call(Args&&... args) const {
     if constexpr (!contains<S>) {
-      constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();  // evaluated now: our error first
+      constexpr bool reported =
+          detail::report_slot_not_in_set<S, HookSet>();  // evaluated now: our error first
       return reported;
     } else if constexpr (!detail::slot_ok<S>) {
       return false;  // reported where the set lists the slot
-    } else if constexpr (sizeof...(Args) != boost::mp11::mp_size<typename S::parameter_types>::value) {
+    } else if constexpr (sizeof...(Args) !=
+                         boost::mp11::mp_size<typename S::parameter_types>::value) {
       constexpr bool reported = detail::report_call_arity<S>();  // evaluated now: our error first
       return reported;
     } else {
-      return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>, observer_,
-                                                   std::forward<Args>(args)...);
+      return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
+                                                  observer_, std::forward<Args>(args)...);
     }
   }
   template <class S, class... Args>
@@ -426,14 +442,17 @@ class HookSet {
       using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
       using target = typename holding::target;
       if constexpr (!detail::hook_shape_ok<S, target>) {
-        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
+        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
+            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
         return {};
       } else {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
-        using calls = detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry = detail::make_entry(object, std::move(owner), std::forward<Options>(options),
-                                        detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
+        using calls =
+            detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
+        auto entry =
+            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
+                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry));
         return id;
@@ -446,15 +465,19 @@ class HookSet {
     namespace mp = boost::mp11;
     using holding = detail::hook_holding<std::remove_cvref_t<Object>>;
     using target = typename holding::target;
-    using implemented = mp::mp_copy_if_q<slots, mp::mp_bind_back<detail::implements_slot_t, target>>;
+    using implemented =
+        mp::mp_copy_if_q<slots, mp::mp_bind_back<detail::implements_slot_t, target>>;
     if constexpr (mp::mp_empty<implemented>::value) {
-      [[maybe_unused]] constexpr bool reported = detail::report_implements_nothing<std::remove_cvref_t<Object>, HookSet>();
+      [[maybe_unused]] constexpr bool reported =
+          detail::report_implements_nothing<std::remove_cvref_t<Object>, HookSet>();
       return {};
     } else {
-      using misshapen = mp::mp_remove_if_q<implemented, mp::mp_bind_back<detail::hook_shape_ok_t, target>>;
+      using misshapen =
+          mp::mp_remove_if_q<implemented, mp::mp_bind_back<detail::hook_shape_ok_t, target>>;
       if constexpr (!mp::mp_empty<misshapen>::value) {
         using S = mp::mp_front<misshapen>;
-        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target, S>();
+        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
+            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target, S>();
         return {};
       } else {
         void* raw = nullptr;
@@ -465,9 +488,11 @@ class HookSet {
         try {
           mp::mp_for_each<mp::mp_transform<mp::mp_identity, implemented>>([&](auto slot) {
             using S = typename decltype(slot)::type;
-            using calls = detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>, S>;
-            auto entry = detail::make_entry(raw, owner, HookOptions(options), detail::descriptor_of<S>.on_failure,
-                                            calls::sync(), calls::async());
+            using calls =
+                detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>, S>;
+            auto entry = detail::make_entry(raw, owner, HookOptions(options),
+                                            detail::descriptor_of<S>.on_failure, calls::sync(),
+                                            calls::async());
             const HookId id = entry.id();
             insert_hook<S>(std::move(entry));
             ids.push_back(id);
@@ -488,8 +513,7 @@ class HookSet {
       return calls::template chain_kind<const C> != detail::call_kind::invalid;
     else if constexpr (std::is_same_v<C, typename Kind::aggregate>)
       return calls::template aggregate_kind<const C> != detail::call_kind::invalid;
-    else
-      return calls::template finalize_kind<const C> != detail::call_kind::invalid;
+    else return calls::template finalize_kind<const C> != detail::call_kind::invalid;
   }
 
   // Where slot S lives: one of this set's own lists, or a nested set.
@@ -501,8 +525,7 @@ class HookSet {
     using where = location<S>;
     if constexpr (std::is_base_of_v<detail::own_list<where::value>, where>)
       return lists_[where::value];
-    else
-      return boost::hana::at_c<where::value>(nested_).template storage_for<S>();
+    else return boost::hana::at_c<where::value>(nested_).template storage_for<S>();
   }
   template <class S>
   const detail::hook_list_owner& storage_for() const {
@@ -518,20 +541,25 @@ class HookSet {
 
   // Names and modes of the own slots, for loops over lists_.
   template <class... S>
-  static constexpr std::array<detail::own_slot_info, sizeof...(S)> own_infos(boost::mp11::mp_list<S...>) {
+  static constexpr std::array<detail::own_slot_info, sizeof...(S)> own_infos(
+      boost::mp11::mp_list<S...>) {
     return {{{slot_name<S>, detail::kind_of<S>::is_singleton}...}};
   }
-  static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos = own_infos(own_slots{});
+  static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos =
+      own_infos(own_slots{});
 
   template <class S>
   void insert_hook(detail::hook_entry entry) {
-    detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton, slot_name<S>, observer_);
+    detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
+                        slot_name<S>, observer_);
   }
 
   void extend_members(const HookSet& other) {
     for (std::size_t i = 0; i < own_count; ++i)
-      detail::extend_list(lists_[i], other.lists_[i], own_slot_infos[i].singleton, own_slot_infos[i].name, observer_);
-    boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<nested_sets>>>([&](auto index) {
+      detail::extend_list(lists_[i], other.lists_[i], own_slot_infos[i].singleton,
+                          own_slot_infos[i].name, observer_);
+    boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<nested_sets>>>(
+        [&](auto index) {
       constexpr std::size_t j = decltype(index)::value;
       boost::hana::at_c<j>(nested_).extend_members(boost::hana::at_c<j>(other.nested_));
     });

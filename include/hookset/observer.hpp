@@ -26,11 +26,16 @@ enum class HookOutcome : unsigned char {
 
 constexpr std::string_view to_string(HookOutcome outcome) noexcept {
   switch (outcome) {
-    case HookOutcome::ok: return "ok";
-    case HookOutcome::failed: return "failed";
-    case HookOutcome::timed_out: return "timed_out";
-    case HookOutcome::cancelled: return "cancelled";
-    case HookOutcome::skipped: return "skipped";
+    case HookOutcome::ok:
+      return "ok";
+    case HookOutcome::failed:
+      return "failed";
+    case HookOutcome::timed_out:
+      return "timed_out";
+    case HookOutcome::cancelled:
+      return "cancelled";
+    case HookOutcome::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -40,7 +45,7 @@ struct HookEvent {
   std::string_view slot;
   std::uint64_t dispatch_id = 0;
   HookId hook;
-  std::string_view name;  // the registration's name, empty if it has none
+  std::string_view name;     // the registration's name, empty if it has none
   std::size_t position = 0;  // its place in the dispatch order (0 = first hook)
   // on_hook_end only:
   std::chrono::nanoseconds duration{0};  // from its start until its output (or failure) arrived
@@ -89,7 +94,8 @@ inline bool observer_installed() noexcept {
   return installed_observer.load(std::memory_order_relaxed) != nullptr;
 }
 
-inline void warn(std::string_view slot, std::string_view message, Observer* set_observer = nullptr) {
+inline void warn(std::string_view slot, std::string_view message,
+                 Observer* set_observer = nullptr) {
   if (Observer* observer = current_observer()) observer->on_warning(slot, message);
   if (set_observer) set_observer->on_warning(slot, message);
 }

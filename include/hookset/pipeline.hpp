@@ -67,16 +67,17 @@ class Decision {
   Decision() = default;  // pass
   Decision(Pass) noexcept {}
   template <class I>
-    requires std::constructible_from<Input, I&&>
-  Decision(Rewrite<I> rewritten) : value_(std::in_place_type<Rewrite<Input>>, Rewrite<Input>{Input(std::move(rewritten.input))}) {}
+  requires std::constructible_from<Input, I&&> Decision(Rewrite<I> rewritten)
+      : value_(std::in_place_type<Rewrite<Input>>,
+               Rewrite<Input>{Input(std::move(rewritten.input))}) {}
   template <class O>
-    requires std::constructible_from<Output, O&&>
-  Decision(Complete<O> completed)
-      : value_(std::in_place_type<Complete<Output>>, Complete<Output>{Output(std::move(completed.output))}) {}
+  requires std::constructible_from<Output, O&&> Decision(Complete<O> completed)
+      : value_(std::in_place_type<Complete<Output>>,
+               Complete<Output>{Output(std::move(completed.output))}) {}
   Decision(Reject rejected) : value_(std::move(rejected)) {}
   template <class C>
-    requires(std::is_same_v<std::decay_t<C>, Custom> || ...)
-  Decision(C&& custom) : value_(std::forward<C>(custom)) {}
+  requires(std::is_same_v<std::decay_t<C>, Custom> || ...) Decision(C&& custom)
+      : value_(std::forward<C>(custom)) {}
 
   bool passes() const noexcept { return value_.index() <= 1; }  // pass or rewrite
   bool rewrites() const noexcept { return value_.index() == 1; }

@@ -70,12 +70,16 @@ class SharedHookSet {
   using frozen_type = FrozenHookSet<Members...>;
 
   SharedHookSet() : current_(std::make_shared<const frozen_type>()) {}
-  explicit SharedHookSet(set_type initial) : current_(std::make_shared<const frozen_type>(std::move(initial))) {}
+  explicit SharedHookSet(set_type initial)
+      : current_(std::make_shared<const frozen_type>(std::move(initial))) {}
   SharedHookSet(const SharedHookSet&) = delete;
   SharedHookSet& operator=(const SharedHookSet&) = delete;
 
   // The current version: dispatch it as often as needed; it stays as it is.
-  std::shared_ptr<const frozen_type> load() const noexcept { return current_.load(std::memory_order_acquire); }
+  std::shared_ptr<const frozen_type> load() const noexcept {
+    std::lock_guard lock(current_mutex_);
+    return current_;
+  }
   // How many versions were published (0: the initial one).
   std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
 
@@ -91,8 +95,7 @@ class SharedHookSet {
   void publish(set_type next) {
     auto frozen = std::make_shared<const frozen_type>(std::move(next));
     std::lock_guard lock(writers_);
-    current_.store(std::move(frozen), std::memory_order_release);
-    version_.fetch_add(1, std::memory_order_acq_rel);
+    replace_current(std::move(frozen));
   }
 
   // Applies `edit(set_type&)` to a copy of the current version and publishes the result.
@@ -102,12 +105,26 @@ class SharedHookSet {
     std::lock_guard lock(writers_);
     set_type next = load()->thaw();
     std::forward<Edit>(edit)(next);
-    current_.store(std::make_shared<const frozen_type>(std::move(next)), std::memory_order_release);
-    version_.fetch_add(1, std::memory_order_acq_rel);
+    replace_current(std::make_shared<const frozen_type>(std::move(next)));
   }
 
  private:
-  std::atomic<std::shared_ptr<const frozen_type>> current_;
+  // Called with writers_ held. The old version is released after current_mutex_ is: its last
+  // owner may be this thread, and destroying a set runs its hooks' destructors (user code).
+  void replace_current(std::shared_ptr<const frozen_type> next) noexcept {
+    {
+      std::lock_guard lock(current_mutex_);
+      current_.swap(next);
+      version_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  // A plain mutex around the pointer, held only to copy or swap it, rather than
+  // std::atomic<std::shared_ptr>: libstdc++ 12's implementation releases its internal lock
+  // with a relaxed store after a load, a data race by the memory model that ThreadSanitizer
+  // reports (8 readers and a publisher trip it within seconds), and it is no faster.
+  mutable std::mutex current_mutex_;
+  std::shared_ptr<const frozen_type> current_;
   std::atomic<std::uint64_t> version_{0};
   std::mutex writers_;
 };

@@ -25,13 +25,26 @@ namespace hookset {
 struct Always {};     // the default runs first, then every hook
 struct Fallback {};   // the default runs only when no hook does the job
 struct Singleton {};  // at most one hook, which replaces the default
-struct Pipeline {};   // each hook decides on the input: pass it on (maybe rewritten) or end (pipeline.hpp)
+struct Pipeline {
+};  // each hook decides on the input: pass it on (maybe rewritten) or end (pipeline.hpp)
 
 // Companions, each naming a policy type with a call operator.
-template <class C> struct Chain     { using type = C; };  // Flow c(const R&): continue or stop
-template <class A> struct Aggregate { using type = A; };  // R a(std::vector<R>) (or T with Output<T>)
-template <class F> struct Finalize  { using type = F; };  // R f(R) (or T with Output<T>)
-template <class T> struct Output    { using type = T; };  // the dispatch's result type becomes T
+template <class C>
+struct Chain {
+  using type = C;
+};  // Flow c(const R&): continue or stop
+template <class A>
+struct Aggregate {
+  using type = A;
+};  // R a(std::vector<R>) (or T with Output<T>)
+template <class F>
+struct Finalize {
+  using type = F;
+};  // R f(R) (or T with Output<T>)
+template <class T>
+struct Output {
+  using type = T;
+};  // the dispatch's result type becomes T
 
 // Dispatch option for Aggregate slots, void slots and Chain<FirstSuccess> slots: hooks that
 // suspend run at the same time (each starts without waiting for the one before to finish);
@@ -49,8 +62,9 @@ struct slot_base {};
 
 template <class Signature, class... Options>
 struct Slot {
-  static_assert(sizeof(Signature) == 0,
-                "hookset::Slot<Signature, Mode, ...>: Signature must be a function type R(Args...)");
+  static_assert(
+      sizeof(Signature) == 0,
+      "hookset::Slot<Signature, Mode, ...>: Signature must be a function type R(Args...)");
 };
 
 template <class R, class... Args, class... Options>
@@ -63,10 +77,11 @@ struct Slot<R(Args...), Options...> : detail::slot_base {
 namespace detail {
 template <class S>
 constexpr std::string_view slot_name_of() noexcept {
-  if constexpr (requires { { S::name } -> std::convertible_to<std::string_view>; })
+  if constexpr (requires {
+                  { S::name } -> std::convertible_to<std::string_view>;
+                })
     return std::string_view(S::name);
-  else
-    return unqualified(qualified_type_name<S>());
+  else return unqualified(qualified_type_name<S>());
 }
 }  // namespace detail
 

@@ -16,10 +16,10 @@
 // (coro/await_context.hpp), and it calls `value.on_reentrancy(ReentrancyError)` if T has
 // one (its result becomes the hook's output), else throws ReentrancyError.
 //
-// Detection follows the await stack through co_await on hookset::Task and on dispatches, and through
-// sync_wait called from the hook's synchronous code or from synchronous hooks. A coroutine type
-// of your own starts a new await stack: awaiting the same Stateful from inside one that its holder
-// awaits is not recognised (and waits forever, as it would without detection).
+// Detection follows the await stack through co_await on hookset::Task and on dispatches, and
+// through sync_wait called from the hook's synchronous code or from synchronous hooks. A coroutine
+// type of your own starts a new await stack: awaiting the same Stateful from inside one that its
+// holder awaits is not recognised (and waits forever, as it would without detection).
 
 #include <memory>
 #include <stdexcept>
@@ -59,9 +59,13 @@ namespace detail {
 
 // What a call returning Res produces once awaited, as a value.
 template <class Res, bool = is_awaitable_v<Res>>
-struct produced { using type = std::remove_cvref_t<Res>; };
+struct produced {
+  using type = std::remove_cvref_t<Res>;
+};
 template <class Res>
-struct produced<Res, true> { using type = std::remove_cvref_t<await_result_t<Res>>; };
+struct produced<Res, true> {
+  using type = std::remove_cvref_t<await_result_t<Res>>;
+};
 template <class Res>
 using produced_t = typename produced<Res>::type;
 
@@ -69,7 +73,8 @@ using produced_t = typename produced<Res>::type;
 // dispatch, or the caller, keeps the object alive until the call completes), anything else by
 // value (a tag, a `last`, a temporary).
 template <class Arg>
-using kept_argument_t = std::conditional_t<std::is_lvalue_reference_v<Arg>, Arg, std::remove_cvref_t<Arg>>;
+using kept_argument_t =
+    std::conditional_t<std::is_lvalue_reference_v<Arg>, Arg, std::remove_cvref_t<Arg>>;
 
 template <class... Args>
 struct kept_call {
@@ -77,9 +82,9 @@ struct kept_call {
 
   template <class T>
   decltype(auto) operator()(T& value) {
-    return std::apply([&](auto&&... a) -> decltype(auto) {
-      return value(std::forward<decltype(a)>(a)...);
-    }, std::move(arguments));
+    return std::apply(
+        [&](auto&&... a) -> decltype(auto) { return value(std::forward<decltype(a)>(a)...); },
+        std::move(arguments));
   }
 };
 
@@ -112,8 +117,9 @@ class Stateful {
 
   explicit Stateful(T value) : state_(std::make_shared<state>(std::move(value))) {}
   template <class... As>
-    requires std::constructible_from<T, As...>
-  explicit Stateful(std::in_place_t, As&&... as) : state_(std::make_shared<state>(std::forward<As>(as)...)) {}
+  requires std::constructible_from<T, As...>
+  explicit Stateful(std::in_place_t, As&&... as)
+      : state_(std::make_shared<state>(std::forward<As>(as)...)) {}
 
   // Copies share the state (and its lock): registering a copy registers the same hook state.
   Stateful(const Stateful&) = default;
@@ -122,8 +128,8 @@ class Stateful {
   // The hook: waits for the lock, then calls `value(args...)`, which may return a result or
   // an awaitable of it. Always a Task.
   template <class... Args>
-    requires std::invocable<T&, Args...>
-  Task<detail::produced_t<std::invoke_result_t<T&, Args...>>> operator()(Args&&... args) const {
+  requires std::invocable<T&, Args...> Task<detail::produced_t<std::invoke_result_t<T&, Args...>>>
+  operator()(Args&&... args) const {
     using result = detail::produced_t<std::invoke_result_t<T&, Args...>>;
     return locked<result, void>(state_, "(called directly)", detail::type_name<T>,
                                 detail::kept_call<Args...>{{std::forward<Args>(args)...}});
@@ -132,30 +138,35 @@ class Stateful {
   // Runs `f(value)` under the lock (e.g. to read the state from outside a dispatch), in turn
   // with the hook's calls. `f` must be synchronous.
   template <class F>
-    requires std::invocable<F&, T&> && (!detail::is_awaitable_v<std::invoke_result_t<F&, T&>>)
-  Task<std::invoke_result_t<F&, T&>> with_lock(F f) const {
-    return locked<std::invoke_result_t<F&, T&>, void, F, false>(state_, "(with_lock)", detail::type_name<T>, std::move(f));
+  requires std::invocable<F&, T&> &&(!detail::is_awaitable_v<std::invoke_result_t<F&, T&>>)
+      Task<std::invoke_result_t<F&, T&>> with_lock(F f) const {
+    return locked<std::invoke_result_t<F&, T&>, void, F, false>(state_, "(with_lock)",
+                                                                detail::type_name<T>, std::move(f));
   }
 
   // What a HookSet calls for slot S (so that a re-entry can name the slot).
   template <class S, class... Args>
   Task<typename S::result_type> call_for(Args&&... args) const {
-    return locked<typename S::result_type, S>(state_, slot_name<S>, detail::type_name<T>,
-                                                      detail::kept_call<Args...>{{std::forward<Args>(args)...}});
+    return locked<typename S::result_type, S>(
+        state_, slot_name<S>, detail::type_name<T>,
+        detail::kept_call<Args...>{{std::forward<Args>(args)...}});
   }
 
  private:
   template <class R, class Slot, class Body, bool Handled = true>
-  static Task<R> locked(std::shared_ptr<state> st, std::string_view slot, std::string_view hook_type, Body body) {
+  static Task<R> locked(std::shared_ptr<state> st, std::string_view slot,
+                        std::string_view hook_type, Body body) {
     const detail::await_context* context = co_await detail::current_await_context();
     if (context && context->holds(st.get())) [[unlikely]] {
       ReentrancyError error{std::string(slot), std::string(hook_type)};
       if constexpr (Handled && detail::has_on_reentrancy<T>) {
         using returned = decltype(st->value.on_reentrancy(std::move(error)));
         if constexpr (detail::classify_result<returned, R>() == detail::call_kind::invalid) {
-          [[maybe_unused]] constexpr bool reported = detail::report_on_reentrancy_result<Slot, T, R, returned>();
+          [[maybe_unused]] constexpr bool reported =
+              detail::report_on_reentrancy_result<Slot, T, R, returned>();
         } else {
-          co_return co_await run_in<R>(context, [&] { return st->value.on_reentrancy(std::move(error)); });
+          co_return co_await run_in<R>(context,
+                                       [&] { return st->value.on_reentrancy(std::move(error)); });
         }
       } else {
         throw error;

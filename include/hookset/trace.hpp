@@ -112,7 +112,8 @@ class TraceWriter : public Observer {
 
  private:
   static std::string hook_name(const HookEvent& event) {
-    return event.name.empty() ? "hook #" + std::to_string(event.hook.value()) : std::string(event.name);
+    return event.name.empty() ? "hook #" + std::to_string(event.hook.value())
+                              : std::string(event.name);
   }
   // Hooks nest in their dispatch's slice: same id scope, distinct ids per hook run.
   static std::string hook_id(const HookEvent& event) {
@@ -131,11 +132,21 @@ class TraceWriter : public Observer {
     out << '"';
     for (const char c : text) {
       switch (c) {
-        case '"': out << "\\\""; break;
-        case '\\': out << "\\\\"; break;
-        case '\n': out << "\\n"; break;
-        case '\r': out << "\\r"; break;
-        case '\t': out << "\\t"; break;
+        case '"':
+          out << "\\\"";
+          break;
+        case '\\':
+          out << "\\\\";
+          break;
+        case '\n':
+          out << "\\n";
+          break;
+        case '\r':
+          out << "\\r";
+          break;
+        case '\t':
+          out << "\\t";
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             const char* hex = "0123456789abcdef";
@@ -148,14 +159,16 @@ class TraceWriter : public Observer {
     out << '"';
   }
 
-  void record(std::string_view phase, std::string_view category, std::string_view name, std::string_view id,
-              std::string_view extra, const std::function<void(std::ostream&)>& args) {
+  void record(std::string_view phase, std::string_view category, std::string_view name,
+              std::string_view id, std::string_view extra,
+              const std::function<void(std::ostream&)>& args) {
     const double ts = std::chrono::duration<double, std::micro>(clock::now() - origin_).count();
     std::ostringstream event;
     event << "{\"ph\":\"" << phase << "\",\"cat\":\"" << category << "\",\"name\":";
     quoted(event, name);
     if (!id.empty()) event << ",\"id\":\"" << id << '"';
-    event << ",\"ts\":" << ts << ",\"pid\":1,\"tid\":" << thread_number() << ',' << extra << "\"args\":{";
+    event << ",\"ts\":" << ts << ",\"pid\":1,\"tid\":" << thread_number() << ',' << extra
+          << "\"args\":{";
     if (args) args(event);
     event << "}}";
     std::lock_guard lock(mutex_);

@@ -61,8 +61,7 @@ template <class Promise>
 const await_context* context_of(std::coroutine_handle<Promise> awaiting) noexcept {
   if constexpr (std::derived_from<Promise, await_context_carrier>)
     return awaiting.promise().context_;
-  else
-    return nullptr;
+  else return nullptr;
 }
 
 inline thread_local constinit const await_context* scoped_await_context = nullptr;
@@ -106,6 +105,8 @@ inline exchange_await_context current_await_context() noexcept { return {nullptr
 // synchronous hooks there) declare `using runs_code_in_await_ready = void;`: a Task awaiting
 // one makes its context the scoped one around that call.
 template <class Awaitable>
-concept runs_code_in_await_ready = requires { typename Awaitable::runs_code_in_await_ready; };
+concept runs_code_in_await_ready = requires {
+  typename Awaitable::runs_code_in_await_ready;
+};
 
 }  // namespace hookset::detail

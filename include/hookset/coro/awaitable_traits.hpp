@@ -11,10 +11,14 @@
 namespace hookset::detail {
 
 template <class T>
-concept has_member_co_await = requires(T&& x) { static_cast<T&&>(x).operator co_await(); };
+concept has_member_co_await = requires(T&& x) {
+  static_cast<T&&>(x).operator co_await();
+};
 
 template <class T>
-concept has_free_co_await = requires(T&& x) { operator co_await(static_cast<T&&>(x)); };
+concept has_free_co_await = requires(T&& x) {
+  operator co_await(static_cast<T&&>(x));
+};
 
 // The awaiter `co_await x` would use: a member `operator co_await`, else a free one (found by
 // ADL), else `x` itself. An awaiter produced by `operator co_await` is returned by value; `x`
@@ -45,8 +49,9 @@ concept Awaiter = requires(std::remove_reference_t<A>& a, std::coroutine_handle<
   { a.await_ready() } -> std::convertible_to<bool>;
   a.await_suspend(h);
   a.await_resume();
-} && is_await_suspend_result_v<decltype(std::declval<std::remove_reference_t<A>&>().await_suspend(
-         std::declval<std::coroutine_handle<>>()))>;
+}
+&&is_await_suspend_result_v<decltype(std::declval<std::remove_reference_t<A>&>().await_suspend(
+    std::declval<std::coroutine_handle<>>()))>;
 
 template <class T>
 concept Awaitable = requires(T&& x) {

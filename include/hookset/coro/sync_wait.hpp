@@ -9,8 +9,8 @@
 #include <utility>
 
 #include <hookset/coro/await_context.hpp>
-#include <hookset/coro/config.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/task.hpp>
 
 namespace hookset {
@@ -124,8 +124,8 @@ HOOKSET_NOINLINE T wait_suspended(Awaiter& awaiter) {
 // exception. await_ready() is called exactly once; when it returns true the result is taken
 // right away: no coroutine frame, no allocation, no synchronisation.
 template <class A>
-  requires detail::Awaitable<A>
-HOOKSET_ALWAYS_INLINE detail::sync_wait_result_t<A> sync_wait(A&& awaitable) {
+requires detail::Awaitable<A> HOOKSET_ALWAYS_INLINE detail::sync_wait_result_t<A> sync_wait(
+    A&& awaitable) {
   using result_type = detail::sync_wait_result_t<A>;
   auto&& awaiter = detail::get_awaiter(std::forward<A>(awaitable));
   if (awaiter.await_ready()) return awaiter.await_resume();

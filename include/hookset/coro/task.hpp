@@ -55,7 +55,7 @@ template <class T>
 class coroutine_result {
  public:
   template <class U = T>
-    requires std::constructible_from<T, U&&>
+  requires std::constructible_from<T, U&&>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     state_.template emplace<1>(std::forward<U>(value));
   }
@@ -142,8 +142,7 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
   decltype(auto) await_transform(A&& awaitable) noexcept {
     if constexpr (runs_code_in_await_ready<std::remove_cvref_t<A>>)
       return in_context_awaiter<std::remove_reference_t<A>>{awaitable, context_};
-    else
-      return std::forward<A>(awaitable);
+    else return std::forward<A>(awaitable);
   }
 
   struct final_awaiter {

@@ -30,7 +30,9 @@ template <class Awaitable>
 struct foreign_awaitable;
 
 template <class T>
-concept adapted_awaitable = requires { typename foreign_awaitable<std::remove_cvref_t<T>>::result_type; };
+concept adapted_awaitable = requires {
+  typename foreign_awaitable<std::remove_cvref_t<T>>::result_type;
+};
 
 // Whether a call returning `Res` produces a `Want` directly (sync), through an awaitable
 // (async), or not at all.
@@ -41,14 +43,14 @@ constexpr call_kind classify_result() noexcept {
   } else if constexpr (adapted_awaitable<Res> || is_awaitable_v<Res>) {
     using Awaited = typename decltype([] {
       if constexpr (adapted_awaitable<Res>)
-        return std::type_identity<typename foreign_awaitable<std::remove_cvref_t<Res>>::result_type>{};
-      else
-        return std::type_identity<await_result_t<Res>>{};
+        return std::type_identity<
+            typename foreign_awaitable<std::remove_cvref_t<Res>>::result_type>{};
+      else return std::type_identity<await_result_t<Res>>{};
     }())::type;
     if constexpr (std::is_void_v<Want> || std::is_void_v<Awaited>)
-      return std::is_void_v<Want> && std::is_void_v<Awaited> ? call_kind::async : call_kind::invalid;
-    else
-      return std::is_convertible_v<Awaited, Want> ? call_kind::async : call_kind::invalid;
+      return std::is_void_v<Want> && std::is_void_v<Awaited> ? call_kind::async
+                                                             : call_kind::invalid;
+    else return std::is_convertible_v<Awaited, Want> ? call_kind::async : call_kind::invalid;
   } else if constexpr (!std::is_void_v<Want> && std::is_convertible_v<Res, Want>) {
     return call_kind::sync;
   } else {
@@ -61,32 +63,25 @@ template <class Want, class F, class... Args>
 constexpr call_kind call_kind_of() noexcept {
   if constexpr (std::is_invocable_v<F, Args...>)
     return classify_result<std::invoke_result_t<F, Args...>, Want>();
-  else
-    return call_kind::invalid;
+  else return call_kind::invalid;
 }
 
 // Turns any awaitable of something convertible to R into a Task<R>.
 template <class R, class Awaitable>
 Task<R> as_task(Awaitable awaitable) {
-  if constexpr (std::is_void_v<R>)
-    co_await std::move(awaitable);
-  else
-    co_return co_await std::move(awaitable);
+  if constexpr (std::is_void_v<R>) co_await std::move(awaitable);
+  else co_return co_await std::move(awaitable);
 }
 
 template <class R, class Res>
 Task<R> to_task(Res&& result) {
   using plain = std::remove_cvref_t<Res>;
-  if constexpr (std::is_same_v<plain, Task<R>>)
-    return std::forward<Res>(result);
+  if constexpr (std::is_same_v<plain, Task<R>>) return std::forward<Res>(result);
   else if constexpr (adapted_awaitable<plain>) {
     if constexpr (std::is_same_v<typename foreign_awaitable<plain>::result_type, R>)
       return foreign_awaitable<plain>::to_task(std::forward<Res>(result));
-    else
-      return as_task<R>(foreign_awaitable<plain>::to_task(std::forward<Res>(result)));
-  }
-  else
-    return as_task<R>(std::forward<Res>(result));
+    else return as_task<R>(foreign_awaitable<plain>::to_task(std::forward<Res>(result)));
+  } else return as_task<R>(std::forward<Res>(result));
 }
 
 }  // namespace hookset::detail

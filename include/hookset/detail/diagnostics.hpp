@@ -42,7 +42,8 @@ constexpr bool check_rules() {
 }
 
 template <class C>
-inline constexpr bool is_builtin_chain = std::is_same_v<C, ShortCircuit> || std::is_same_v<C, FirstSuccess>;
+inline constexpr bool is_builtin_chain =
+    std::is_same_v<C, ShortCircuit> || std::is_same_v<C, FirstSuccess>;
 
 template <class Slot>
 struct slot_rules {
@@ -56,7 +57,8 @@ struct slot_rules {
   struct result_is_value {
     static constexpr bool holds = !std::is_reference_v<result>;
     static constexpr void report() {
-      static_assert(holds, "hookset: a slot's result type must be a value type or void, not a reference");
+      static_assert(holds,
+                    "hookset: a slot's result type must be a value type or void, not a reference");
     }
   };
   struct known_options {
@@ -80,27 +82,36 @@ struct slot_rules {
   };
   struct companions_once {
     static constexpr bool holds = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
-                                  count<is_finalize> <= 1 && count<is_output> <= 1 && count<is_concurrency> <= 1;
+                                  count<is_finalize> <= 1 && count<is_output> <= 1 &&
+                                  count<is_concurrency> <= 1;
     static constexpr void report() {
-      static_assert(holds, "hookset: each companion option (and Concurrent / MaxConcurrent) may be given once per slot");
+      static_assert(holds,
+                    "hookset: each companion option (and Concurrent / MaxConcurrent) may be given "
+                    "once per slot");
     }
   };
   struct aggregate_or_finalize {
     static constexpr bool holds = !(count<is_aggregate> == 1 && count<is_finalize> == 1);
     static constexpr void report() {
-      static_assert(holds, "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
+      static_assert(holds,
+                    "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
     }
   };
   struct output_produced {
-    static constexpr bool holds = count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
+    static constexpr bool holds =
+        count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
     static constexpr void report() {
-      static_assert(holds, "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
+      static_assert(holds,
+                    "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
     }
   };
   struct singleton_alone {
-    static constexpr bool holds = !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
+    static constexpr bool holds =
+        !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
     static constexpr void report() {
-      static_assert(holds, "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
+      static_assert(
+          holds,
+          "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
     }
   };
   // Concurrent hooks must not depend on one another: no fold (`last` chains them), and a chain
@@ -109,10 +120,11 @@ struct slot_rules {
     using chain = typename opts::chain;
     static constexpr bool concurrent = count<is_concurrency> != 0;
     static constexpr bool holds =
-        !concurrent || (!std::is_same_v<typename opts::mode, Singleton> &&
-                        (std::is_void_v<result> || count<is_aggregate> == 1 ||
-                         std::is_same_v<chain, FirstSuccess>) &&
-                        (std::is_void_v<chain> || std::is_same_v<chain, FirstSuccess>));
+        !concurrent ||
+        (!std::is_same_v<typename opts::mode, Singleton> &&
+         (std::is_void_v<result> || count<is_aggregate> == 1 ||
+          std::is_same_v<chain, FirstSuccess>)&&(std::is_void_v<chain> ||
+                                                 std::is_same_v<chain, FirstSuccess>));
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Concurrent / MaxConcurrent<N> is for slots whose hooks do not depend "
@@ -131,23 +143,26 @@ struct slot_rules {
         return count<is_terminals> == 0;
       } else {
         if constexpr (mp::mp_size<params>::value != 1) return false;
-        else return !std::is_reference_v<mp::mp_front<params>> && !std::is_const_v<mp::mp_front<params>> &&
-                    !std::is_void_v<result> && !has_companion && count<is_concurrency> == 0 &&
-                    count<is_terminals> <= 1;
+        else
+          return !std::is_reference_v<mp::mp_front<params>> &&
+                 !std::is_const_v<mp::mp_front<params>> && !std::is_void_v<result> &&
+                 !has_companion && count<is_concurrency> == 0 && count<is_terminals> <= 1;
       }
     }();
     static constexpr void report() {
-      static_assert(holds,
-                    "hookset: a Pipeline slot takes exactly one parameter, by value (the input its "
-                    "hooks pass on or rewrite), has a non-void result (what complete() and the "
-                    "default produce) and no companion or concurrency option; Terminals<...> is for "
-                    "Pipeline slots only");
+      static_assert(
+          holds,
+          "hookset: a Pipeline slot takes exactly one parameter, by value (the input its "
+          "hooks pass on or rewrite), has a non-void result (what complete() and the "
+          "default produce) and no companion or concurrency option; Terminals<...> is for "
+          "Pipeline slots only");
     }
   };
   struct void_alone {
     static constexpr bool holds = !(has_companion && std::is_void_v<result>);
     static constexpr void report() {
-      static_assert(holds, "hookset: a void slot takes no companion (there are no outputs to combine)");
+      static_assert(holds,
+                    "hookset: a void slot takes no companion (there are no outputs to combine)");
     }
   };
   template <class ExpectedDefault>
@@ -163,9 +178,10 @@ struct slot_rules {
   struct default_shape_as {
     static constexpr bool holds = default_call<Slot>::kind != call_kind::invalid;
     static constexpr void report() {
-      static_assert(holds,
-                    "hookset: the slot's default_impl must be callable as ExpectedDefault and return "
-                    "R, hookset::Task<R> or another awaitable of R");
+      static_assert(
+          holds,
+          "hookset: the slot's default_impl must be callable as ExpectedDefault and return "
+          "R, hookset::Task<R> or another awaitable of R");
     }
   };
   using default_declared = default_declared_as<typename default_call<Slot>::expected_call>;
@@ -221,7 +237,8 @@ struct slot_rules {
   };
   using aggregate_shape =
       aggregate_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
-  using finalize_shape = finalize_shape_for<typename opts::finalize, result, typename opts::kind::output>;
+  using finalize_shape =
+      finalize_shape_for<typename opts::finalize, result, typename opts::kind::output>;
 
   // The options first: the default and companion checks read the parsed options.
   static constexpr bool options_hold =
@@ -230,8 +247,9 @@ struct slot_rules {
 
   static constexpr bool check() {
     if constexpr (!options_hold)
-      return check_rules<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-                         output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits>();
+      return check_rules<result_is_value, known_options, one_mode, companions_once,
+                         aggregate_or_finalize, output_produced, singleton_alone, void_alone,
+                         concurrency_fits, pipeline_fits>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
@@ -241,8 +259,9 @@ struct slot_rules {
     if constexpr (!options_hold)
       return false;  // (the checks below read the options: never instantiated for bad ones)
     else
-      return all_hold<default_declared, default_shape, builtin_chain_needs_has_value<typename opts::chain, result>,
-                      chain_shape, aggregate_shape, finalize_shape>();
+      return all_hold<default_declared, default_shape,
+                      builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
+                      aggregate_shape, finalize_shape>();
   }();
 };
 
@@ -274,10 +293,11 @@ constexpr bool report_hook_shape() {
   constexpr bool needs_mutable = std::is_const_v<Hook> &&
                                  calls::template kind<Hook, Tag...> == call_kind::invalid &&
                                  calls::template kind<mutable_hook, Tag...> != call_kind::invalid;
-  constexpr bool wrong_last =
-      kind::is_fold
-          ? !calls::template callable_with_last<Hook, Tag...> && calls::template callable_without_last<Hook, Tag...>
-          : !calls::template callable_without_last<Hook, Tag...> && calls::template callable_with_last<Hook, Tag...>;
+  constexpr bool wrong_last = kind::is_fold
+                                  ? !calls::template callable_with_last<Hook, Tag...> &&
+                                        calls::template callable_without_last<Hook, Tag...>
+                                  : !calls::template callable_without_last<Hook, Tag...> &&
+                                        calls::template callable_with_last<Hook, Tag...>;
   constexpr bool callable = kind::is_fold ? calls::template callable_with_last<Hook, Tag...>
                                           : calls::template callable_without_last<Hook, Tag...>;
   if constexpr (needs_mutable) {
@@ -360,7 +380,8 @@ constexpr bool report_mutable_companion() {
 }
 template <class Slot>
 constexpr bool report_call_arity() {
-  static_assert(sizeof(Slot) == 0, "hookset: call<Slot>(args...) takes exactly the slot's arguments");
+  static_assert(sizeof(Slot) == 0,
+                "hookset: call<Slot>(args...) takes exactly the slot's arguments");
   return false;
 }
 

@@ -76,7 +76,8 @@ class dispatch_context {
       deadline_ = options_.deadline;
     }
     token_ = source_.get_token();
-    if (options_.stop_token.stop_possible()) from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
+    if (options_.stop_token.stop_possible())
+      from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
     link_ = await_context{awaiting, nullptr, &token_, executor_};
     if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
     check(slot, nullptr);
@@ -90,10 +91,12 @@ class dispatch_context {
   // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
   // `hook` for a deadline that expired while it ran).
   void check(std::string_view slot, const hook_entry* hook) const {
-    if (!source_.stop_requested() && !deadline_passed_ && !(deadline_ && clock::now() >= *deadline_)) return;
+    if (!source_.stop_requested() && !deadline_passed_ &&
+        !(deadline_ && clock::now() >= *deadline_))
+      return;
     if (deadline_passed_ || deadline_timer_.expired() || (deadline_ && clock::now() >= *deadline_))
-      throw DispatchTimeout(std::string(slot), hook ? hook->id() : HookId{}, hook ? hook->record->name : std::string(),
-                            false);
+      throw DispatchTimeout(std::string(slot), hook ? hook->id() : HookId{},
+                            hook ? hook->record->name : std::string(), false);
     throw DispatchCancelled(std::string(slot));
   }
   bool stop_requested() const noexcept { return source_.stop_requested(); }
@@ -119,7 +122,8 @@ class dispatch_context {
     if (arm) arm_hook_timer();
   }
   void arm_hook_timer() {
-    if (hook_running_ && !hook_timer_.armed()) hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
+    if (hook_running_ && !hook_timer_.armed())
+      hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
   }
   // A hook finished: whether its own time limit expired meanwhile.
   bool end_hook() noexcept {

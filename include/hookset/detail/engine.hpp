@@ -39,12 +39,12 @@
 #include <variant>
 #include <vector>
 
+#include <hookset/call_options.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/coro/await_context.hpp>
-#include <hookset/coro/config.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/task.hpp>
-#include <hookset/call_options.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch_context.hpp>
 #include <hookset/detail/hook_call.hpp>
@@ -128,7 +128,8 @@ struct dispatch_observers {
   // dropped.
   void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
     try {
-      if (global && current_observer() == global) global->on_dispatch_end(slot, id, hooks_run, error);
+      if (global && current_observer() == global)
+        global->on_dispatch_end(slot, id, hooks_run, error);
     } catch (...) {
     }
     try {
@@ -137,7 +138,8 @@ struct dispatch_observers {
     }
   }
 
-  HookEvent hook_event(std::string_view slot, const hook_entry& hook, std::size_t position) const noexcept {
+  HookEvent hook_event(std::string_view slot, const hook_entry& hook,
+                       std::size_t position) const noexcept {
     HookEvent event;
     event.slot = slot;
     event.dispatch_id = id;
@@ -148,17 +150,20 @@ struct dispatch_observers {
   }
 
   // Returns the hook's start, for its end event.
-  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
+  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook,
+                               std::size_t position) noexcept {
     const clock::time_point hook_start = clock::now();
     HookEvent event = hook_event(slot, hook, position);
     each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
     return hook_start;
   }
-  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position, clock::time_point hook_start,
-                HookOutcome outcome, std::exception_ptr error, std::string_view decision = {},
-                std::string_view reason = {}, bool rewritten = false) noexcept {
+  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
+                clock::time_point hook_start, HookOutcome outcome, std::exception_ptr error,
+                std::string_view decision = {}, std::string_view reason = {},
+                bool rewritten = false) noexcept {
     HookEvent event = hook_event(slot, hook, position);
-    event.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
+    event.duration =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
     event.outcome = outcome;
     event.error = std::move(error);
     event.decision = decision;
@@ -222,14 +227,21 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   static constexpr bool is_void = Kind::is_void;
   static constexpr bool companions_constructible =
-      (std::is_void_v<typename Kind::chain> || std::is_default_constructible_v<typename Kind::chain>) &&
-      (std::is_void_v<typename Kind::aggregate> || std::is_default_constructible_v<typename Kind::aggregate>) &&
-      (std::is_void_v<typename Kind::finalize> || std::is_default_constructible_v<typename Kind::finalize>);
+      (std::is_void_v<typename Kind::chain> ||
+       std::is_default_constructible_v<
+           typename Kind::chain>)&&(std::is_void_v<typename Kind::aggregate> ||
+                                    std::is_default_constructible_v<
+                                        typename Kind::
+                                            aggregate>)&&(std::is_void_v<typename Kind::finalize> ||
+                                                          std::is_default_constructible_v<
+                                                              typename Kind::finalize>);
   // Whether an output needs more than being kept as the newest one.
-  static constexpr bool judges_outputs = Kind::has_chain || Kind::has_aggregate || Kind::is_pipeline;
+  static constexpr bool judges_outputs =
+      Kind::has_chain || Kind::has_aggregate || Kind::is_pipeline;
   // Kinds where an output never ends the hook loop nor suspends it (take_output is collect()):
   // the driver may run their quiet hooks back to back.
-  static constexpr bool quiet_hooks_back_to_back = !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
+  static constexpr bool quiet_hooks_back_to_back =
+      !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -238,14 +250,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using step = bool (dispatch::*)();
 
   // flags_
-  static constexpr std::uint8_t holds_list = 1;   // owns a reference to list_
-  static constexpr std::uint8_t suspended = 2;    // await_ready returned false: a pending awaitable exists
-  static constexpr std::uint8_t driving = 4;      // the driver exists (it owns the pending awaitables)
-  static constexpr std::uint8_t observed = 8;     // observers_ is set
-  static constexpr std::uint8_t hook_events = 16; // an observer wants per-hook events
-  static constexpr std::uint8_t broke = 32;       // a chain companion said Break
-  static constexpr std::uint8_t has_context = 64; // context_ is set (owned)
-  static constexpr std::uint8_t keeps_owner = 128; // owner_kept_ holds what the hook lists belong to
+  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
+  static constexpr std::uint8_t suspended =
+      2;  // await_ready returned false: a pending awaitable exists
+  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;  // observers_ is set
+  static constexpr std::uint8_t hook_events = 16;  // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;        // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64;  // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner =
+      128;  // owner_kept_ holds what the hook lists belong to
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -253,7 +267,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using runs_code_in_await_ready = void;
 
   template <class... Args>
-  dispatch(const hook_list_owner& owner, const descriptor& slot, Observer* set_observer, Args&&... args)
+  dispatch(const hook_list_owner& owner, const descriptor& slot, Observer* set_observer,
+           Args&&... args)
       : args_(std::forward<Args>(args)...),
         owner_(&owner),
         slot_(&slot),
@@ -262,7 +277,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         default_async_(slot.default_async) {}
 
   // Movable until it starts (compilers may move awaiters): the inputs and the options move.
-  dispatch(dispatch&& other) noexcept(std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
+  dispatch(dispatch&& other) noexcept(
+      std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
       : args_(std::move(other.args_)),
         owner_(other.owner_),
         slot_(other.slot_),
@@ -281,7 +297,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]] release();
+    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
+      release();
   }
 
   // ---- options (before the dispatch starts) -------------------------------------------------
@@ -328,8 +345,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
   using result_type = output;
   template <class CompletionToken>
-  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(std::declval<dispatch&&>(),
-                                                                              std::forward<CompletionToken>(token))) {
+  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
+      std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
     return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
   }
 
@@ -337,8 +354,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
     next_ = count_ = produced_ = plain_end_ = 0;
-    if (companions_constructible && !list_ && !set_observer_ && !(flags_ & has_context) && !observer_installed())
-        [[likely]] {
+    if (companions_constructible && !list_ && !set_observer_ && !(flags_ & has_context) &&
+        !observer_installed()) [[likely]] {
       // No hook, no configured companion, nobody watching: nothing can change under the
       // default, and no snapshot needs protecting. Inlined (the default called directly) for
       // slots without companions; with companions, one out-of-line copy per kind.
@@ -359,7 +376,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   output await_resume() {
-    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+    if (flags_ & driving)
+      get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
     if constexpr (Kind::has_producer) return std::move(*output_);
     else if constexpr (!std::is_void_v<output>) return std::move(*value_);
   }
@@ -374,7 +392,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (observers_.hook_events) flags_ |= hook_events;
     }
     try {
-      if (list_ && list_->any_time_limit && !(flags_ & has_context)) set_context(new dispatch_context(CallOptions{}));
+      if (list_ && list_->any_time_limit && !(flags_ & has_context))
+        set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
       if (list_) {
         hooks_ = list_->hooks.data();
@@ -388,8 +407,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         throw std::logic_error("hookset: slot " + std::string(slot_->name) +
                                ": a companion type that cannot be default-constructed must be "
                                "configured with configure<Slot>(instance) before dispatching");
-      if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);  // the vector the aggregate receives
-      sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+      if constexpr (Kind::has_aggregate)
+        outputs_.reserve(count_ + 1);  // the vector the aggregate receives
+      sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
       if (start()) {
         complete(nullptr);
         return true;
@@ -411,7 +431,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
   void complete(const std::exception_ptr& error) noexcept {
     if (flags_ & has_context) context_->end();
-    if (flags_ & observed) [[unlikely]] observers_.end(slot_->name, next_, error);
+    if (flags_ & observed) [[unlikely]]
+      observers_.end(slot_->name, next_, error);
   }
 
   dispatch_context& context() {
@@ -506,8 +527,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             using T = std::remove_cvref_t<decltype(terminal)>;
             if constexpr (std::is_same_v<T, Pass> || is_rewrite<T>)
               throw std::logic_error("unreachable");  // (handled above)
-            else
-              return output{std::move(terminal), std::move(std::get<0>(args_)), hook.id()};
+            else return output{std::move(terminal), std::move(std::get<0>(args_)), hook.id()};
           },
           decision));
       flags_ |= broke;
@@ -522,26 +542,28 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     std::string_view kind, reason;
     std::visit(
         [&](const auto& d) {
-          using T = std::remove_cvref_t<decltype(d)>;
-          if constexpr (std::is_same_v<T, Pass>) kind = "pass";
-          else if constexpr (is_rewrite<T>) kind = "rewrite";
-          else if constexpr (std::is_same_v<T, Reject>) kind = "reject", reason = d.reason;
-          else if constexpr (std::is_same_v<T, Complete<typename Kind::default_result>>) kind = "complete";
-          else {
-            kind = unqualified(type_name<T>);
-            if constexpr (requires { std::string_view(d.reason); }) reason = d.reason;
-          }
+      using T = std::remove_cvref_t<decltype(d)>;
+      if constexpr (std::is_same_v<T, Pass>) kind = "pass";
+      else if constexpr (is_rewrite<T>) kind = "rewrite";
+      else if constexpr (std::is_same_v<T, Reject>) kind = "reject", reason = d.reason;
+      else if constexpr (std::is_same_v<T, Complete<typename Kind::default_result>>)
+        kind = "complete";
+      else {
+        kind = unqualified(type_name<T>);
+        if constexpr (requires { std::string_view(d.reason); }) reason = d.reason;
+      }
         },
         decision);
-    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, HookOutcome::ok, nullptr, kind, reason,
-                        rewritten);
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, HookOutcome::ok, nullptr,
+                        kind, reason, rewritten);
   }
 
   // A pipeline's asynchronous default: its output completes the pipeline.
-  static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output, dispatch* self) {
+  static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output,
+                                        dispatch* self) {
     auto produced = co_await std::move(default_output);
-    co_return output{Complete<typename Kind::default_result>{std::move(produced)}, std::move(std::get<0>(self->args_)),
-                     HookId{}};
+    co_return output{Complete<typename Kind::default_result>{std::move(produced)},
+                     std::move(std::get<0>(self->args_)), HookId{}};
   }
 
   // Moves the newest output into the aggregate's list; nothing for other slots.
@@ -552,7 +574,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool finish() {
     if constexpr (Kind::is_pipeline) {
       if (flags_ & broke) return true;  // a terminal decision made the result
-      return call_default(&dispatch::complete);  // every hook passed: the default, on the final input
+      return call_default(
+          &dispatch::complete);  // every hook passed: the default, on the final input
     }
     if constexpr (!Kind::is_always) {
       if (produced_ == 0) return run_sole_default();
@@ -582,11 +605,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   bool produce_result() {
     if constexpr (Kind::has_aggregate)
-      return aggregate_.visit([&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
+      return aggregate_.visit(
+          [&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
     else if constexpr (Kind::has_finalize)
-      return finalize_.visit([&](auto& finalize) { return call_producer(finalize, std::move(*value_)); });
-    else
-      return true;  // the result is value_ itself
+      return finalize_.visit(
+          [&](auto& finalize) { return call_producer(finalize, std::move(*value_)); });
+    else return true;  // the result is value_ itself
   }
 
   // ---- running hooks ----------------------------------------------------------------------
@@ -595,9 +619,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     for (;;) {
       if (!(flags_ & (hook_events | has_context))) [[likely]] {
         switch (run_plain_hooks()) {
-          case next::more: break;
-          case next::stop: return finish();
-          case next::suspended: return false;
+          case next::more:
+            break;
+          case next::stop:
+            return finish();
+          case next::suspended:
+            return false;
         }
       }
       if (next_ == count_) return finish();
@@ -611,14 +638,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
       const entry& hook = hooks_[next_++];
       switch (run_hook(hook)) {
-        case hook_step::produced: break;
-        case hook_step::skipped: continue;
-        case hook_step::suspended: return false;
+        case hook_step::produced:
+          break;
+        case hook_step::skipped:
+          continue;
+        case hook_step::suspended:
+          return false;
       }
       switch (take_output()) {
-        case next::more: continue;
-        case next::stop: return finish();
-        case next::suspended: return false;
+        case next::more:
+          continue;
+        case next::stop:
+          return finish();
+        case next::suspended:
+          return false;
       }
     }
   }
@@ -666,9 +699,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   bool continue_after(next n) {
     switch (n) {
-      case next::more: return run_hooks();
-      case next::stop: return finish();
-      case next::suspended: return false;
+      case next::more:
+        return run_hooks();
+      case next::stop:
+        return finish();
+      case next::suspended:
+        return false;
     }
     return false;
   }
@@ -676,9 +712,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Calls fn(object, args..., extra...) with the bound arguments as the slot declares them.
   template <class Fn, class... Extra>
   decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
-      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))..., std::forward<Extra>(extra)...);
-    }(indices{});
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))...,
+                std::forward<Extra>(extra)...);
+    }
+    (indices{});
   }
 
   void call_plain(const entry& hook) {
@@ -709,7 +747,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const bool with_context = flags_ & has_context;
     if (with_context) context_->begin_hook(hook, true);
     hook_position_ = next_ - 1;
-    if (flags_ & hook_events) hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
+    if (flags_ & hook_events)
+      hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
     std::exception_ptr error;
     {
       // The hook's synchronous part sees the dispatch's stop token and executor.
@@ -750,7 +789,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   void report_hook_end(const entry& hook, HookOutcome outcome, std::exception_ptr error) noexcept {
-    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome, std::move(error));
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome,
+                        std::move(error));
   }
 
   template <class Output>
@@ -762,23 +802,27 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // time limit expired: a failure of the hook (its policy decides). The dispatch was stopped
   // meanwhile: the dispatch ends (cancelled or timed out), whatever the hook did. Else its
   // exception goes to its failure policy.
-  hook_step conclude_hook(const entry& hook, std::exception_ptr error, bool own_limit_expired = false) {
+  hook_step conclude_hook(const entry& hook, std::exception_ptr error,
+                          bool own_limit_expired = false) {
     const bool with_context = flags_ & has_context;
     if (with_context && context_->end_hook()) own_limit_expired = true;
     const bool dispatch_stopped = with_context && context_->stop_requested();
     if (own_limit_expired && !dispatch_stopped) {
       return hook_failed(hook,
-                         std::make_exception_ptr(DispatchTimeout(std::string(slot_->name), hook.id(), hook.record->name, true)),
+                         std::make_exception_ptr(DispatchTimeout(
+                             std::string(slot_->name), hook.id(), hook.record->name, true)),
                          HookOutcome::timed_out);
     }
     if (dispatch_stopped) {
       try {
         context_->check(slot_->name, &hook);
       } catch (const DispatchTimeout&) {
-        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::timed_out, std::current_exception());
+        if (flags_ & hook_events)
+          report_hook_end(hook, HookOutcome::timed_out, std::current_exception());
         throw;
       } catch (...) {
-        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, std::current_exception());
+        if (flags_ & hook_events)
+          report_hook_end(hook, HookOutcome::cancelled, std::current_exception());
         throw;
       }
     }
@@ -829,7 +873,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
     try {
       std::string message = "hook ";
-      message += hook.record->name.empty() ? "#" + std::to_string(hook.id().value()) : "'" + hook.record->name + "'";
+      message += hook.record->name.empty() ? "#" + std::to_string(hook.id().value())
+                                           : "'" + hook.record->name + "'";
       message += " failed and was skipped (fail-open)";
       try {
         std::rethrow_exception(error);
@@ -847,7 +892,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool resume_after_hook() { return false; }
   bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
     switch (conclude_hook(*current_, std::move(error))) {
-      case hook_step::skipped: return run_hooks();
+      case hook_step::skipped:
+        return run_hooks();
       default:
         if constexpr (!is_void) value_ = std::move(output);
         return continue_after(take_output());
@@ -860,12 +906,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   bool call_default(step then) {
-    if (flags_ & has_context) [[unlikely]] check_stop();
+    if (flags_ & has_context) [[unlikely]]
+      check_stop();
     if constexpr (Kind::is_pipeline) {
       // The default completes the pipeline with its output, on the input as finally rewritten.
       if (default_sync_) [[likely]] {
-        output_.emplace(output{Complete<typename Kind::default_result>{call_with_args(default_sync_, nullptr)},
-                               std::move(std::get<0>(args_)), HookId{}});
+        output_.emplace(
+            output{Complete<typename Kind::default_result>{call_with_args(default_sync_, nullptr)},
+                   std::move(std::get<0>(args_)), HookId{}});
         return true;
       }
       pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
@@ -907,10 +955,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   void destroy_pending() noexcept {
     switch (pending_) {
-      case pending_kind::value: pending_value_.destroy(); break;
-      case pending_kind::flow: if constexpr (Kind::has_chain) pending_flow_.destroy(); break;
-      case pending_kind::output: if constexpr (Kind::has_producer) pending_output_.destroy(); break;
-      case pending_kind::concurrent: break;
+      case pending_kind::value:
+        pending_value_.destroy();
+        break;
+      case pending_kind::flow:
+        if constexpr (Kind::has_chain) pending_flow_.destroy();
+        break;
+      case pending_kind::output:
+        if constexpr (Kind::has_producer) pending_output_.destroy();
+        break;
+      case pending_kind::concurrent:
+        break;
     }
   }
 
@@ -1048,8 +1103,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           hook_position_ = take - 1;
           hook_started_ = slot.started;
           slot.own_limit.cancel();
-          const bool own_limit = hook.record->timeout && (slot.own_limit.expired() ||
-                                                          std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+          const bool own_limit =
+              hook.record->timeout &&
+              (slot.own_limit.expired() ||
+               std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
           if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
             if constexpr (!is_void) value_ = std::move(*slot.value);
             if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
@@ -1067,18 +1124,21 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     check_stop();
   }
 
-  void start_concurrent(concurrent_state& state, std::size_t first, std::size_t i, const await_context* parent) {
+  void start_concurrent(concurrent_state& state, std::size_t first, std::size_t i,
+                        const await_context* parent) {
     const entry& hook = hooks_[i];
     concurrent_slot& slot = state.slots[i - first];
     slot.token = slot.stop.get_token();
     const bool with_context = flags_ & has_context;
-    if (with_context) slot.from_dispatch.emplace(*context_->link()->stop, stop_forwarder{&slot.stop});
-    slot.link = await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
+    if (with_context)
+      slot.from_dispatch.emplace(*context_->link()->stop, stop_forwarder{&slot.stop});
+    slot.link =
+        await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
     slot.started = std::chrono::steady_clock::now();
     if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, i);
     if (hook.record->timeout)
-      slot.own_limit.arm(with_context ? context_->executor() : default_executor(), slot.started + *hook.record->timeout,
-                         slot.stop);
+      slot.own_limit.arm(with_context ? context_->executor() : default_executor(),
+                         slot.started + *hook.record->timeout, slot.stop);
     {
       std::lock_guard lock(state.mutex);
       ++state.in_flight;
@@ -1111,7 +1171,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const bool with_context = self->flags_ & has_context;
     try {
       for (;;) {
-        self->flags_ &= static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
+        self->flags_ &=
+            static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
         // What is awaited runs under the dispatch's context (its stop token, its executor).
         if (with_context) co_await exchange_await_context{self->context_->link()};
         bool done = false;
@@ -1226,12 +1287,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   const entry* hooks_;
   std::size_t count_;
   std::size_t plain_end_;  // the end of the leading stretch of plain hooks
-  std::size_t next_;      // hooks started so far: what hooks_run reports
-  std::size_t produced_;  // hooks that produced an output (not skipped by FailOpen)
+  std::size_t next_;       // hooks started so far: what hooks_run reports
+  std::size_t produced_;   // hooks that produced an output (not skipped by FailOpen)
 
-  [[no_unique_address]] value_holder<result> value_;  // `last` of fold slots, else the newest output
-  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value> outputs_;
-  [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value> output_;
+  [[no_unique_address]] value_holder<result>
+      value_;  // `last` of fold slots, else the newest output
+  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value>
+      outputs_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
+      output_;
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
   [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
   [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
@@ -1240,15 +1304,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   std::size_t hook_position_;
   std::chrono::steady_clock::time_point hook_started_;
 
-  dispatch_context* context_;  // owned, valid when flags_ has `has_context`
+  dispatch_context* context_;                     // owned, valid when flags_ has `has_context`
   late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`
 
   // Suspension: the step that takes the pending value, the hook that produces it.
   step resume_;
   const entry* current_;
   late<Task<result>> pending_value_;
-  [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value> pending_flow_;
-  [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value> pending_output_;
+  [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value>
+      pending_flow_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value>
+      pending_output_;
   late<Task<void>> driver_;
 };
 

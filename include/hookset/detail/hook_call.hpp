@@ -48,9 +48,13 @@ inline std::stop_token stop_token_for_hook() noexcept {
 // The trailing `last` of fold slots, as an (empty or one-element) list so that non-fold slots
 // never name std::optional<void>.
 template <class Kind, bool Fold = Kind::is_fold>
-struct last_parameter { using type = mp::mp_list<>; };
+struct last_parameter {
+  using type = mp::mp_list<>;
+};
 template <class Kind>
-struct last_parameter<Kind, true> { using type = mp::mp_list<std::optional<typename Kind::result>>; };
+struct last_parameter<Kind, true> {
+  using type = mp::mp_list<std::optional<typename Kind::result>>;
+};
 
 // `last` as the hook receives it, from how it crossed the erased call (last_wire).
 template <class R>
@@ -77,22 +81,26 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
   // which is called as `object(S{}, args..., [last])`. A hook may also take the dispatch's
   // std::stop_token as its last parameter.
   template <class Target, class... Tag>
-  static constexpr call_kind plain_kind = call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&...>();
+  static constexpr call_kind plain_kind =
+      call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&...>();
   template <class Target, class... Tag>
   static constexpr call_kind token_kind =
       call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&..., std::stop_token>();
   template <class Target, class... Tag>
   static constexpr bool takes_stop_token =
-      plain_kind<Target, Tag...> == call_kind::invalid && token_kind<Target, Tag...> != call_kind::invalid;
+      plain_kind<Target, Tag...> == call_kind::invalid&& token_kind<Target, Tag...> !=
+      call_kind::invalid;
   template <class Target, class... Tag>
-  static constexpr call_kind kind = takes_stop_token<Target, Tag...> ? token_kind<Target, Tag...>
-                                                                     : plain_kind<Target, Tag...>;
+  static constexpr call_kind kind =
+      takes_stop_token<Target, Tag...> ? token_kind<Target, Tag...> : plain_kind<Target, Tag...>;
 
   template <class Target, class... Tag>
   static constexpr bool callable_with_last = [] {
     if constexpr (std::is_void_v<result>) return false;  // no `last` exists for void slots
-    else return std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&> ||
-                std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&, std::stop_token>;
+    else
+      return std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&> ||
+             std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&,
+                                 std::stop_token>;
   }();
   template <class Target, class... Tag>
   static constexpr bool callable_without_last =
@@ -104,8 +112,7 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
     Target& target = *static_cast<Target*>(object);
     if constexpr (takes_stop_token<Target, Tag...>)
       return target(Tag{}..., args..., std::move(last)..., stop_token_for_hook());
-    else
-      return target(Tag{}..., args..., std::move(last)...);
+    else return target(Tag{}..., args..., std::move(last)...);
   }
 
   // The entry points, as the engine calls them: `wire` is `last` as it crossed the call.
@@ -116,8 +123,11 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
   }
   template <class Target, class... Tag>
   static Task<result> call_async(void* object, arg_ref_t<A>... args, Wire... wire) {
-    if constexpr (sizeof...(Wire) == 0) return to_task<result>(invoke<Target, Tag...>(object, args...));
-    else return to_task<result>(invoke<Target, Tag...>(object, args..., last_from(std::forward<Wire>(wire)...)));
+    if constexpr (sizeof...(Wire) == 0)
+      return to_task<result>(invoke<Target, Tag...>(object, args...));
+    else
+      return to_task<result>(
+          invoke<Target, Tag...>(object, args..., last_from(std::forward<Wire>(wire)...)));
   }
   // A Stateful hook is told the slot that calls it, for the ReentrancyError it may raise.
   template <class Target, class Slot, class... Tag>
@@ -125,8 +135,8 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
     if constexpr (sizeof...(Wire) == 0)
       return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args...);
     else
-      return static_cast<Target*>(object)->template call_for<Slot>(Tag{}..., args...,
-                                                                   last_from(std::forward<Wire>(wire)...));
+      return static_cast<Target*>(object)->template call_for<Slot>(
+          Tag{}..., args..., last_from(std::forward<Wire>(wire)...));
   }
 };
 
@@ -182,8 +192,10 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 
 // The entry of a registration: its record and the erased calls. Not a template: one copy
 // serves every hook (the part that depends on the hook's type is entry_calls).
-HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
-                             FailurePolicy slot_policy, hook_entry::erased_fn sync, hook_entry::erased_fn async) {
+HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
+                                              HookOptions&& options, FailurePolicy slot_policy,
+                                              hook_entry::erased_fn sync,
+                                              hook_entry::erased_fn async) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
@@ -203,8 +215,10 @@ HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<cons
   entry.record = std::move(record);
   return entry;
 }
-HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
-                             FailurePolicy slot_policy, hook_entry::erased_fn sync, hook_entry::erased_fn async) {
+HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
+                                              Priority priority, FailurePolicy slot_policy,
+                                              hook_entry::erased_fn sync,
+                                              hook_entry::erased_fn async) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = priority.value;
@@ -231,16 +245,15 @@ struct entry_calls {
     if constexpr (!is_stateful_v<std::remove_const_t<Target>> &&
                   calls::template kind<Target, Tag...> == call_kind::sync)
       return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_sync<Target, Tag...>);
-    else
-      return nullptr;
+    else return nullptr;
   }
   static hook_entry::erased_fn async() noexcept {
     if constexpr (is_stateful_v<std::remove_const_t<Target>>)
-      return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_stateful<Target, Slot, Tag...>);
+      return reinterpret_cast<hook_entry::erased_fn>(
+          &calls::template call_stateful<Target, Slot, Tag...>);
     else if constexpr (calls::template kind<Target, Tag...> == call_kind::async)
       return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_async<Target, Tag...>);
-    else
-      return nullptr;
+    else return nullptr;
   }
 };
 
@@ -249,7 +262,8 @@ template <class Target, class Slot>
 using entry_slot_t = std::conditional_t<is_stateful_v<std::remove_const_t<Target>>, Slot, void>;
 
 template <class S, class Target, class... Tag>
-inline constexpr bool hook_shape_ok = hook_calls<kind_of<S>>::template kind<Target, Tag...> != call_kind::invalid;
+inline constexpr bool hook_shape_ok =
+    hook_calls<kind_of<S>>::template kind<Target, Tag...> != call_kind::invalid;
 // For a multi-slot object, called with the slot first.
 template <class S, class Target>
 using hook_shape_ok_t = mp::mp_bool<hook_shape_ok<S, Target, S>>;
@@ -273,16 +287,21 @@ constexpr bool invocable_with_slot_first(mp::mp_list<Probe...>) {
 template <class Target, class S, class Ingredients>
 constexpr bool invocable_with_one_fewer() {
   if constexpr (mp::mp_empty<Ingredients>::value) return false;
-  else return invocable_with_slot_first<Target, S>(mp::mp_fill<mp::mp_pop_front<Ingredients>, any_argument>{});
+  else
+    return invocable_with_slot_first<Target, S>(
+        mp::mp_fill<mp::mp_pop_front<Ingredients>, any_argument>{});
 }
 
 template <class Target, class S, class Ingredients, std::size_t... I>
 constexpr bool invocable_near(std::index_sequence<I...>) {
   // Rotations of the ingredients, and each ingredient in turn replaced by any_argument.
   return (invocable_with_slot_first<Target, S>(mp::mp_rotate_left_c<Ingredients, I>{}) || ...) ||
-         (invocable_with_slot_first<Target, S>(mp::mp_replace_at_c<Ingredients, I, any_argument>{}) || ...) ||
+         (invocable_with_slot_first<Target, S>(
+              mp::mp_replace_at_c<Ingredients, I, any_argument>{}) ||
+          ...) ||
          invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_argument>{}) ||
-         invocable_with_slot_first<Target, S>(mp::mp_push_back<mp::mp_fill<Ingredients, any_argument>, any_argument>{}) ||
+         invocable_with_slot_first<Target, S>(
+             mp::mp_push_back<mp::mp_fill<Ingredients, any_argument>, any_argument>{}) ||
          invocable_with_one_fewer<Target, S, Ingredients>();
 }
 
@@ -305,8 +324,10 @@ inline constexpr bool implements_slot = [] {
   } else {
     using with_last = typename hook_ingredients<kind>::with_last;
     using all = mp::mp_push_back<with_last, std::stop_token>;
-    return invocable_near<mutable_target, S, with_last>(std::make_index_sequence<mp::mp_size<with_last>::value>{}) ||
-           invocable_near<mutable_target, S, all>(std::make_index_sequence<mp::mp_size<all>::value>{});
+    return invocable_near<mutable_target, S, with_last>(
+               std::make_index_sequence<mp::mp_size<with_last>::value>{}) ||
+           invocable_near<mutable_target, S, all>(
+               std::make_index_sequence<mp::mp_size<all>::value>{});
   }
 }();
 

@@ -66,7 +66,8 @@ class sync_dispatch_scope {
 
 // ---- snapshot ---------------------------------------------------------------------------------
 
-inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot, const hook_record* checked);
+inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot,
+                              const hook_record* checked);
 
 struct hook_list {
   mutable std::atomic<std::size_t> refs{1};
@@ -98,7 +99,9 @@ struct hook_list {
   hook_list& operator=(const hook_list&) = delete;
 
   // The hooks in priority and registration order.
-  const std::vector<hook_entry>& base_order() const noexcept { return unconstrained.empty() ? hooks : unconstrained; }
+  const std::vector<hook_entry>& base_order() const noexcept {
+    return unconstrained.empty() ? hooks : unconstrained;
+  }
 
   // Makes `base` (in priority and registration order) the list, in the named order it asks
   // for. `checked`: a new registration whose names must exist. Leaves the list unchanged when
@@ -118,7 +121,8 @@ struct hook_list {
   void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
-    any_time_limit = std::any_of(hooks.begin(), hooks.end(), [](const hook_entry& e) { return e.record->timeout.has_value(); });
+    any_time_limit = std::any_of(hooks.begin(), hooks.end(),
+                                 [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
 
   void acquire() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -186,7 +190,8 @@ class hook_list_owner {
 // ---- order ------------------------------------------------------------------------------------
 
 // Where an entry of `priority` goes: after every entry that runs before or with it.
-inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>& entries, int priority) {
+inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>& entries,
+                                                         int priority) {
   return std::upper_bound(entries.begin(), entries.end(), priority,
                           [](int p, const hook_entry& entry) { return p < entry.priority(); });
 }
@@ -198,8 +203,8 @@ inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>
 // new one); names of others that match nothing are ignored (their registration was removed).
 // Throws OrderingError for an unknown name or a cycle. Not a template: one copy serves every
 // slot.
-inline std::vector<std::size_t> named_order(const std::vector<const hook_record*>& records, std::string_view slot,
-                                            const hook_record* checked) {
+inline std::vector<std::size_t> named_order(const std::vector<const hook_record*>& records,
+                                            std::string_view slot, const hook_record* checked) {
   const bool constrained = std::any_of(records.begin(), records.end(), [](const hook_record* r) {
     return !r->before.empty() || !r->after.empty();
   });
@@ -220,9 +225,10 @@ inline std::vector<std::size_t> named_order(const std::vector<const hook_record*
       ++incoming[to];
     }
     if (!found && records[i] == checked)
-      throw OrderingError(std::string(slot), "registration '" + records[i]->name + "' asks to run " +
-                                                 (before ? "before '" : "after '") + name +
-                                                 "', but the slot has no other registration of that name");
+      throw OrderingError(std::string(slot),
+                          "registration '" + records[i]->name + "' asks to run " +
+                              (before ? "before '" : "after '") + name +
+                              "', but the slot has no other registration of that name");
   };
   for (std::size_t i = 0; i < n; ++i) {
     for (const std::string& name : records[i]->before) constrain(i, name, true);
@@ -242,7 +248,8 @@ inline std::vector<std::size_t> named_order(const std::vector<const hook_record*
       std::string cycle;
       for (std::size_t i = 0; i < n; ++i)
         if (!placed[i]) cycle += (cycle.empty() ? "'" : ", '") + records[i]->name + "'";
-      throw OrderingError(std::string(slot), "the before/after constraints form a cycle among " + cycle);
+      throw OrderingError(std::string(slot),
+                          "the before/after constraints form a cycle among " + cycle);
     }
     placed[next] = true;
     order.push_back(next);
@@ -251,7 +258,8 @@ inline std::vector<std::size_t> named_order(const std::vector<const hook_record*
   return order;
 }
 
-inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot, const hook_record* checked) {
+inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot,
+                              const hook_record* checked) {
   std::vector<const hook_record*> records;
   records.reserve(hooks.size());
   for (const hook_entry& e : hooks) records.push_back(e.record.get());
@@ -268,8 +276,8 @@ inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view s
 
 // Registers `entry` in `owner`: a singleton slot keeps only the newest hook (with a warning when
 // it replaces one), any other slot inserts it in order.
-HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton, std::string_view slot,
-                        Observer* observer) {
+HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton,
+                                         std::string_view slot, Observer* observer) {
   if (singleton) {
     const bool replaced = owner.count() != 0;
     owner.modify([&](hook_list& list) {
@@ -277,7 +285,8 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
       list.hooks.clear();
       list.hooks.push_back(std::move(entry));
     });
-    if (replaced) warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
+    if (replaced)
+      warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
   } else {
     owner.modify([&](hook_list& list) {
       const hook_record* added = entry.record.get();
@@ -289,8 +298,9 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
 }
 
 // Merges `theirs` into `mine` (extend): see HookSet::extend.
-HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_owner& theirs, bool singleton, std::string_view slot,
-                        Observer* observer) {
+HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_owner& theirs,
+                                         bool singleton, std::string_view slot,
+                                         Observer* observer) {
   const hook_list* source = theirs.current();
   if (!source) return;
   // Hold the source: `theirs` may be `mine` (a set extended with itself).
@@ -303,7 +313,8 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
   const bool replaces_singleton = singleton && !source->hooks.empty() && mine.count() != 0;
   bool replaces_companion = false;
   if (const hook_list* current = mine.current())
-    replaces_companion = (source->chain && current->chain) || (source->aggregate && current->aggregate) ||
+    replaces_companion = (source->chain && current->chain) ||
+                         (source->aggregate && current->aggregate) ||
                          (source->finalize && current->finalize);
   mine.modify([&](hook_list& list) {
     if (singleton) {
@@ -330,7 +341,8 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
 // Removes the registration `id`; false when the list does not hold it.
 HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
   const hook_list* list = owner.current();
-  if (!list || std::none_of(list->hooks.begin(), list->hooks.end(), [&](const hook_entry& e) { return e.id() == id; }))
+  if (!list || std::none_of(list->hooks.begin(), list->hooks.end(),
+                            [&](const hook_entry& e) { return e.id() == id; }))
     return false;
   owner.modify([&](hook_list& fresh) {
     if (fresh.unconstrained.empty()) {
@@ -347,7 +359,8 @@ HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
 
 inline bool holds_hook(const hook_list_owner& owner, HookId id) noexcept {
   const hook_list* list = owner.current();
-  return list && std::any_of(list->hooks.begin(), list->hooks.end(), [&](const hook_entry& e) { return e.id() == id; });
+  return list && std::any_of(list->hooks.begin(), list->hooks.end(),
+                             [&](const hook_entry& e) { return e.id() == id; });
 }
 
 inline void clear_hooks(hook_list_owner& owner) {

@@ -25,38 +25,53 @@ namespace hookset::detail {
 
 namespace mp = boost::mp11;
 
-template <class O> struct is_mode : std::bool_constant<std::is_same_v<O, Always> ||
-                                                       std::is_same_v<O, Fallback> ||
-                                                       std::is_same_v<O, Singleton> ||
-                                                       std::is_same_v<O, Pipeline>> {};
-template <class O> struct is_terminals : std::false_type {};
-template <class... C> struct is_terminals<Terminals<C...>> : std::true_type {};
-template <class O> struct is_chain : std::false_type {};
-template <class C> struct is_chain<Chain<C>> : std::true_type {};
-template <class O> struct is_aggregate : std::false_type {};
-template <class A> struct is_aggregate<Aggregate<A>> : std::true_type {};
-template <class O> struct is_finalize : std::false_type {};
-template <class F> struct is_finalize<Finalize<F>> : std::true_type {};
-template <class O> struct is_output : std::false_type {};
-template <class T> struct is_output<Output<T>> : std::true_type {};
+template <class O>
+struct is_mode : std::bool_constant<std::is_same_v<O, Always> || std::is_same_v<O, Fallback> ||
+                                    std::is_same_v<O, Singleton> || std::is_same_v<O, Pipeline>> {};
+template <class O>
+struct is_terminals : std::false_type {};
+template <class... C>
+struct is_terminals<Terminals<C...>> : std::true_type {};
+template <class O>
+struct is_chain : std::false_type {};
+template <class C>
+struct is_chain<Chain<C>> : std::true_type {};
+template <class O>
+struct is_aggregate : std::false_type {};
+template <class A>
+struct is_aggregate<Aggregate<A>> : std::true_type {};
+template <class O>
+struct is_finalize : std::false_type {};
+template <class F>
+struct is_finalize<Finalize<F>> : std::true_type {};
+template <class O>
+struct is_output : std::false_type {};
+template <class T>
+struct is_output<Output<T>> : std::true_type {};
 
-template <class O> struct is_concurrency : std::false_type {};
-template <> struct is_concurrency<Concurrent> : std::true_type {};
-template <std::size_t N> struct is_concurrency<MaxConcurrent<N>> : std::true_type {};
+template <class O>
+struct is_concurrency : std::false_type {};
+template <>
+struct is_concurrency<Concurrent> : std::true_type {};
+template <std::size_t N>
+struct is_concurrency<MaxConcurrent<N>> : std::true_type {};
 
 // How many hooks of a slot may be in flight at once: 1 (one after another) unless the slot
 // says Concurrent (unlimited) or MaxConcurrent<N>.
 inline constexpr std::size_t unlimited_concurrency = static_cast<std::size_t>(-1);
-template <class O> struct concurrency_of : std::integral_constant<std::size_t, 1> {};
-template <> struct concurrency_of<Concurrent> : std::integral_constant<std::size_t, unlimited_concurrency> {};
-template <std::size_t N> struct concurrency_of<MaxConcurrent<N>> : std::integral_constant<std::size_t, N> {};
+template <class O>
+struct concurrency_of : std::integral_constant<std::size_t, 1> {};
+template <>
+struct concurrency_of<Concurrent> : std::integral_constant<std::size_t, unlimited_concurrency> {};
+template <std::size_t N>
+struct concurrency_of<MaxConcurrent<N>> : std::integral_constant<std::size_t, N> {};
 
 template <class O>
 using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
-using is_known_option =
-    mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value || is_terminals<O>::value>;
+using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value ||
+                                    is_concurrency<O>::value || is_terminals<O>::value>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
@@ -77,14 +92,19 @@ using option_type = typename mp::mp_eval_if_c<option_count<Options, P> == 0, mp:
 template <class R>
 inline constexpr bool last_in_registers = [] {
   if constexpr (std::is_void_v<R>) return false;
-  else return std::is_trivially_copyable_v<R> && std::is_trivially_default_constructible_v<R> && sizeof(R) <= 16;
+  else
+    return std::is_trivially_copyable_v<R> && std::is_trivially_default_constructible_v<R> &&
+           sizeof(R) <= 16;
 }();
 
 template <class R, bool Fold>
-struct last_wire { using type = mp::mp_list<>; };
+struct last_wire {
+  using type = mp::mp_list<>;
+};
 template <class R>
 struct last_wire<R, true> {
-  using type = mp::mp_if_c<last_in_registers<R>, mp::mp_list<R, bool>, mp::mp_list<std::optional<R>&&>>;
+  using type =
+      mp::mp_if_c<last_in_registers<R>, mp::mp_list<R, bool>, mp::mp_list<std::optional<R>&&>>;
 };
 
 template <class Ret>
@@ -107,13 +127,14 @@ struct pipeline_types<R, mp::mp_list<Input>, Terminals<Custom...>, true> {
   using result = PipelineResult<Input, R, Custom...>;
 };
 
-template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
-          std::size_t Concurrency = 1, class TerminalsOption = Terminals<>>
+template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC,
+          class OutputOption, std::size_t Concurrency = 1, class TerminalsOption = Terminals<>>
 struct slot_kind;
 
-template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC, class OutputOption,
-          std::size_t Concurrency, class TerminalsOption>
-struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption, Concurrency, TerminalsOption> {
+template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC,
+          class OutputOption, std::size_t Concurrency, class TerminalsOption>
+struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption,
+                 Concurrency, TerminalsOption> {
   static constexpr bool is_pipeline = std::is_same_v<Mode, Pipeline>;
   using pipeline = pipeline_types<R, mp::mp_list<std::remove_cvref_t<A>...>, TerminalsOption,
                                   is_pipeline && sizeof...(A) == 1 && !std::is_void_v<R>>;
@@ -125,8 +146,8 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   using chain = ChainC;
   using aggregate = AggregateC;
   using finalize = FinalizeC;
-  using output =
-      typename pipeline::template result<std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>>;
+  using output = typename pipeline::template result<
+      std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>>;
 
   static constexpr bool is_always = std::is_same_v<Mode, Always>;
   static constexpr bool is_fallback = std::is_same_v<Mode, Fallback>;
@@ -137,7 +158,8 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   static constexpr bool has_output = !std::is_void_v<OutputOption>;
   static constexpr bool is_void = std::is_void_v<R>;
   // Fold slots hand each hook the previous output as `std::optional<R> last`.
-  static constexpr bool is_fold = !is_singleton && !is_pipeline && !has_chain && !has_aggregate && !is_void;
+  static constexpr bool is_fold =
+      !is_singleton && !is_pipeline && !has_chain && !has_aggregate && !is_void;
   // Whether the result is made apart from the last output: by a companion, or a pipeline's.
   static constexpr bool has_producer = has_aggregate || has_finalize || is_pipeline;
   // Hooks in flight at once (1: one after another).
@@ -149,10 +171,10 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   using wire = typename last_wire<R, is_fold>::type;
   using default_sync_fn = R (*)(void*, arg_ref_t<A>...);
   using default_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
-  using hook_sync_fn =
-      mp::mp_apply_q<function_pointer<result>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
-  using hook_async_fn =
-      mp::mp_apply_q<function_pointer<Task<result>>, mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
+  using hook_sync_fn = mp::mp_apply_q<function_pointer<result>,
+                                      mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
+  using hook_async_fn = mp::mp_apply_q<function_pointer<Task<result>>,
+                                       mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
 };
 
 // A slot's options, read without judging them (the rules below do that).
@@ -164,10 +186,13 @@ struct slot_options {
   using aggregate = option_type<options, is_aggregate>;
   using finalize = option_type<options, is_finalize>;
   using output_option = option_type<options, is_output>;
-  using concurrency_option = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
-  using terminals_option = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
-  using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
-                         finalize, output_option, concurrency_of<concurrency_option>::value, terminals_option>;
+  using concurrency_option =
+      mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
+  using terminals_option =
+      mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
+  using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain,
+                         aggregate, finalize, output_option,
+                         concurrency_of<concurrency_option>::value, terminals_option>;
 };
 
 template <class S>
@@ -194,8 +219,7 @@ struct default_call<S, mp::mp_list<A...>> {
   static constexpr call_kind kind = [] {
     if constexpr (requires(arg_ref_t<A>... a) { S::default_impl(a...); })
       return classify_result<decltype(S::default_impl(std::declval<arg_ref_t<A>>()...)), result>();
-    else
-      return call_kind::invalid;
+    else return call_kind::invalid;
   }();
   // For diagnostics: the call shape default_impl must have.
   using expected_call = result(arg_ref_t<A>...);
@@ -204,21 +228,25 @@ struct default_call<S, mp::mp_list<A...>> {
     if constexpr (std::is_void_v<result>) S::default_impl(args...);
     else return S::default_impl(args...);
   }
-  static Task<result> call_async(void*, arg_ref_t<A>... args) { return to_task<result>(S::default_impl(args...)); }
+  static Task<result> call_async(void*, arg_ref_t<A>... args) {
+    return to_task<result>(S::default_impl(args...));
+  }
 };
 
 template <class S>
 constexpr FailurePolicy slot_failure_policy() noexcept {
-  if constexpr (requires { { S::on_failure } -> std::convertible_to<FailurePolicy>; })
+  if constexpr (requires {
+                  { S::on_failure } -> std::convertible_to<FailurePolicy>;
+                })
     return S::on_failure;
-  else
-    return FailurePolicy::propagate;
+  else return FailurePolicy::propagate;
 }
 
 template <class S>
 constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
   slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>()};
-  if constexpr (default_call<S>::kind == call_kind::sync) descriptor.default_sync = &default_call<S>::call_sync;
+  if constexpr (default_call<S>::kind == call_kind::sync)
+    descriptor.default_sync = &default_call<S>::call_sync;
   else descriptor.default_async = &default_call<S>::call_async;
   return descriptor;
 }
