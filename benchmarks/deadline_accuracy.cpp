@@ -60,15 +60,15 @@ void deadline(benchmark::State& state) {
     const auto start = clock_type::now();
     hookset::asio::async_call(io.get_executor(), set.call<Slow>(1).with_timeout(limit),
                               [&](std::exception_ptr error, int) {
-                                completed = clock_type::now();
-                                running_at_completion = hooks_running;
-                                try {
-                                  if (error) std::rethrow_exception(error);
-                                } catch (const hookset::DispatchTimeout&) {
-                                  timed_out = true;
-                                } catch (...) {
-                                }
-                              });
+      completed = clock_type::now();
+      running_at_completion = hooks_running;
+      try {
+        if (error) std::rethrow_exception(error);
+      } catch (const hookset::DispatchTimeout&) {
+        timed_out = true;
+      } catch (...) {
+      }
+    });
     io.run();
     io.restart();
     if (!timed_out || running_at_completion != 0) {
@@ -78,7 +78,8 @@ void deadline(benchmark::State& state) {
     }
     const std::chrono::duration<double> took = completed - start;
     state.SetIterationTime(took.count());
-    const double late_ms = std::chrono::duration<double, std::milli>(completed - start - limit).count();
+    const double late_ms =
+        std::chrono::duration<double, std::milli>(completed - start - limit).count();
     late_sum_ms += late_ms;
     late_max_ms = std::max(late_max_ms, late_ms);
     ++runs;
@@ -91,4 +92,10 @@ void deadline(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(deadline)->Name("deadline/hookset")->Arg(1)->Arg(10)->Arg(50)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(deadline)
+    ->Name("deadline/hookset")
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(50)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
