@@ -750,24 +750,23 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & hook_events)
       hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
     std::exception_ptr error;
+    // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
+    // its failure policy leaves no output.
+    value_holder<result> output;
     {
       // The hook's synchronous part sees the dispatch's stop token and executor.
       await_context_scope scope(with_context ? context_->link() : scoped_await_context);
+      // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
+      // also when concluding throws (a fail-closed hook, a stopped dispatch).
       try {
         if (hook.sync) {
           const auto sync = sync_call_of<Kind>(hook);
           if constexpr (is_void) {
             call_with_args(sync, hook.object);
+          } else if constexpr (Kind::is_fold) {
+            output.emplace(call_fold(sync, hook.object, last_for(hook)));
           } else {
-            // Kept aside until the hook's fate is known: a hook skipped by its failure policy
-            // leaves no output.
-            result output = [&]() -> result {
-              if constexpr (Kind::is_fold) return call_fold(sync, hook.object, last_for(hook));
-              else return call_with_args(sync, hook.object);
-            }();
-            const hook_step step = conclude_hook(hook, nullptr);
-            if (step == hook_step::produced) store_output(std::move(output));
-            return step;
+            output.emplace(call_with_args(sync, hook.object));
           }
         } else {
           pending_value_.emplace(start_async_hook(hook));
@@ -778,7 +777,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         error = std::current_exception();
       }
     }
-    return conclude_hook(hook, std::move(error));
+    const hook_step step = conclude_hook(hook, std::move(error));
+    if constexpr (!is_void)
+      if (step == hook_step::produced) store_output(std::move(*output));
+    return step;
   }
 
   // The Task of an asynchronous hook (not started: Tasks are lazy).
