@@ -171,6 +171,7 @@ class spawned_awaitable {
     explicit state(net::strand<net::any_io_executor> s) : strand(std::move(s)) {}
     net::strand<net::any_io_executor> strand;
     net::cancellation_signal signal;  // emitted on the strand only
+    bool stopped = false;             // on the strand only: a stop arrived (maybe before the spawn)
     std::exception_ptr error;
     std::optional<std::conditional_t<std::is_void_v<T>, int, T>> value;
     std::coroutine_handle<> waiting;
@@ -179,8 +180,10 @@ class spawned_awaitable {
     std::shared_ptr<state> target;
     void operator()() const noexcept {
       try {
-        net::post(target->strand,
-                  [target = target] { target->signal.emit(net::cancellation_type::terminal); });
+        net::post(target->strand, [target = target] {
+          target->stopped = true;
+          target->signal.emit(net::cancellation_type::terminal);
+        });
       } catch (...) {
       }
     }
@@ -215,8 +218,17 @@ class spawned_awaitable {
       }
       target->waiting.resume();
     };
-    net::co_spawn(shared_->strand, std::move(awaitable_),
-                  net::bind_cancellation_slot(shared_->signal.slot(), std::move(done)));
+    // co_spawn from the strand itself: Boost 1.81's co_spawn entry point first awaits a
+    // dispatch onto its executor outside its try block, so a cancellation emitted before the
+    // coroutine got there escaped io_context::run() ("co_await: Operation canceled") and the
+    // dispatch never completed. On the strand that dispatch completes at once; a stop that came
+    // earlier (its emit found no coroutine to cancel) is emitted again after the spawn.
+    net::dispatch(shared_->strand, [target, awaitable = std::move(awaitable_),
+                                    done = std::move(done)]() mutable {
+      net::co_spawn(target->strand, std::move(awaitable),
+                    net::bind_cancellation_slot(target->signal.slot(), std::move(done)));
+      if (target->stopped) target->signal.emit(net::cancellation_type::terminal);
+    });
   }
   T finish() {
     on_stop_.reset();  // waits for an emit in progress elsewhere
