@@ -1,9 +1,10 @@
 // Soak: many dispatches of one slot through a SharedHookSet, on an io_context run by two
 // threads, while a publisher thread keeps changing the set (hooks removed and added, versions
 // published with publish() and update()). The hooks are random: synchronous (one taking the stop
-// token), hookset::Task hooks that hop to the io_context, asio::awaitable hooks waiting on
-// short timers, hooks that throw, hooks with their own time limit, each with a random failure
-// policy. Dispatches go through async_call or co_await inside an asio::awaitable; some get a
+// token, one overrunning its time limit now and then), hookset::Task hooks that hop to the
+// io_context, asio::awaitable hooks and Task hooks waiting on short timers (stopped by Asio's
+// cancellation or by their stop token), hooks that throw, hooks with their own time limit, each
+// with a random failure policy. Dispatches go through async_call or co_await inside an asio::awaitable; some get a
 // deadline, some are cancelled at a random moment (the handler's cancellation slot, or the
 // stop token of their CallOptions).
 //
@@ -165,9 +166,10 @@ enum class Kind : unsigned char {
   task,        // a hookset::Task that hops to the io_context and asks current_stop_token()
   timer,       // waits 0-2 ms on a timer: an asio::awaitable, or a Task stopped by its stop token
   limited,     // as `timer` with a 4 ms time limit, waiting 0-1 ms, or 10 s for a quarter of inputs
+  sync_slow,   // synchronous with a 1 ms time limit, sleeping 1.5 ms for a sixteenth of inputs
   anchor,      // the first hook of every version: as `timer`, or 10 s for stall dispatches
 };
-constexpr int kind_count = 5;  // the random kinds (anchor excluded)
+constexpr int kind_count = 6;  // the random kinds (anchor excluded)
 
 struct HookSpec {
   Kind kind = Kind::sync;
@@ -184,6 +186,7 @@ struct HookSpec {
   bool throws(std::uint64_t input) const { return throwing && mix(input ^ salt) % 6 == 0; }
   bool waits_long(std::uint64_t input, bool stall) const {
     if (kind == Kind::anchor) return stall;
+    if (kind == Kind::sync_slow) return (mix(input ^ salt) >> 8) % 16 == 0;
     return kind == Kind::limited && (mix(input ^ salt) >> 8) % 4 == 0;
   }
   std::chrono::microseconds wait(std::uint64_t input, bool stall) const {
@@ -331,6 +334,14 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec, co
             return spec->contribute(probe, last);
           },
           std::move(options));
+    case Kind::sync_slow:
+      return set.add<Score>(
+          [spec](const ProbePtr& probe, std::optional<Value> last) {
+            Visit visit(probe);
+            if (spec->waits_long(probe->input, false)) std::this_thread::sleep_for(1500us);
+            return spec->contribute(probe, last);
+          },
+          std::move(options));
     case Kind::task:
       return set.add<Score>(
           [spec, executor](const ProbePtr& probe, std::optional<Value> last) {
@@ -446,6 +457,8 @@ Ending classify(std::exception_ptr error, Value value) {
       cause = timeout.per_hook ? failed.hook_name : "a dispatch timeout";
     } catch (const HookThrew& threw) {
       cause = threw.name;
+    } catch (const hookset::HookFailed& inner) {
+      cause = "another HookFailed (" + inner.hook_name + ")";
     } catch (...) {
     }
     if (cause != failed.hook_name) return {End::unexpected, "HookFailed naming " + failed.hook_name + ", cause " + cause, false, 0};
@@ -660,6 +673,7 @@ class Soak {
     constexpr hookset::FailurePolicy policies[] = {hookset::Propagate, hookset::FailOpen, hookset::FailClosed};
     hook->policy = policies[rng_() % 3];
     if (hook->kind == Kind::limited) hook->limit = 4ms;
+    else if (hook->kind == Kind::sync_slow) hook->limit = 1ms;
     else if (rng_() % 4 == 0) hook->limit = 50ms;
     hook->priority = static_cast<int>(rng_() % 3) - 1;
     hook->seq = next_seq_++;
@@ -1024,4 +1038,66 @@ TEST_CASE("soak: a dispatch stopped before its asio::awaitable hook first runs c
   CHECK(escaped.empty());
   REQUIRE(completed);
   CHECK_THROWS_AS(std::rethrow_exception(error), hookset::DispatchCancelled);
+}
+
+// Also found by the soak (its observer saw two ends for one hook run). A synchronous hook
+// concluded inside run_hook's try block (detail/engine.hpp): when concluding throws - the
+// dispatch was stopped while the hook ran, or the hook's own time limit expired under Propagate
+// or FailClosed - the hook's end has already been reported, the catch takes the exception for
+// the hook's own error and concludes the hook a second time: a second end event, and under
+// FailClosed a HookFailed whose cause is another HookFailed instead of the DispatchTimeout.
+TEST_CASE("soak: a synchronous hook that overruns its time limit or sees its dispatch stopped ends once") {
+  struct HookEnds : hookset::Observer {
+    int begins = 0;
+    std::vector<hookset::HookOutcome> ends;
+    bool wants_hook_events() const noexcept override { return true; }
+    void on_hook_begin(const hookset::HookEvent&) override { ++begins; }
+    void on_hook_end(const hookset::HookEvent& event) override { ends.push_back(event.outcome); }
+  };
+  using Slow = hookset::HookSet<Score>;
+  const auto overrun = [](const ProbePtr&, std::optional<Value> last) {
+    std::this_thread::sleep_for(5ms);
+    return *last;
+  };
+  auto probe = std::make_shared<Probe>();
+
+  SECTION("FailClosed: HookFailed, caused by the hook's DispatchTimeout") {
+    HookEnds observer;
+    Slow set;
+    set.set_observer(&observer);
+    set.add<Score>(overrun, {.name = "slow", .timeout = 1ms, .on_failure = hookset::FailClosed});
+    std::exception_ptr cause;
+    try {
+      hookset::sync_wait(set.call<Score>(probe));
+    } catch (const hookset::HookFailed& failed) {
+      cause = failed.cause;
+    }
+    REQUIRE(cause);
+    CHECK_THROWS_AS(std::rethrow_exception(cause), hookset::DispatchTimeout);
+    CHECK(observer.begins == 1);
+    CHECK(observer.ends == std::vector<hookset::HookOutcome>{hookset::HookOutcome::timed_out});
+  }
+  SECTION("Propagate: DispatchTimeout, one end") {
+    HookEnds observer;
+    Slow set;
+    set.set_observer(&observer);
+    set.add<Score>(overrun, {.name = "slow", .timeout = 1ms});
+    CHECK_THROWS_AS(hookset::sync_wait(set.call<Score>(probe)), hookset::DispatchTimeout);
+    CHECK(observer.begins == 1);
+    CHECK(observer.ends == std::vector<hookset::HookOutcome>{hookset::HookOutcome::timed_out});
+  }
+  SECTION("the dispatch stopped while the hook runs: DispatchCancelled, one end") {
+    HookEnds observer;
+    Slow set;
+    set.set_observer(&observer);
+    std::stop_source stop;
+    set.add<Score>([&stop](const ProbePtr&, std::optional<Value> last) {
+      stop.request_stop();
+      return *last;
+    });
+    CHECK_THROWS_AS(hookset::sync_wait(set.call<Score>(probe).with_stop_token(stop.get_token())),
+                    hookset::DispatchCancelled);
+    CHECK(observer.begins == 1);
+    CHECK(observer.ends == std::vector<hookset::HookOutcome>{hookset::HookOutcome::cancelled});
+  }
 }
