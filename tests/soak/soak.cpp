@@ -24,8 +24,18 @@
 //    whatever the speed of the machine (a sanitizer build, a loaded CI runner).
 //
 // Environment: HOOKSET_SOAK_DISPATCHES (default 20000; the full soak is 1000000), HOOKSET_SEED
-// (default below; printed). The random choices (the versions' hooks, each dispatch's plan)
-// follow from the seed; which version a dispatch meets, and the timing, do not.
+// (default below; printed), HOOKSET_SOAK_ASIO_HOOKS=0 (waiting hooks are all hookset::Task
+// hooks, none an asio::awaitable). The random choices (the versions' hooks, each dispatch's plan)
+// follow from the seed; which version a dispatch meets, and the timing, do not. It prints the
+// seed, then one line: dispatches, wall time, each outcome's count, versions, hook runs and
+// violations (then the first violations, if any).
+//
+//   ctest --test-dir build/gcc -L soak --output-on-failure
+//   HOOKSET_SOAK_DISPATCHES=1000000 build/<tree>/tests/bin/test_soak_soak
+//   TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/soak/tsan.supp \
+//     build/gcc-tsan/tests/bin/test_soak_soak   (tsan.supp says why)
+//
+// The last test cases pin, deterministically, the library problems the soak found first.
 #include "hookset_catch.hpp"
 
 #include <algorithm>
