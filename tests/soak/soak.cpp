@@ -32,8 +32,8 @@
 //
 //   ctest --test-dir build/gcc -L soak --output-on-failure
 //   HOOKSET_SOAK_DISPATCHES=1000000 build/<tree>/tests/bin/test_soak_soak
-//   TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/soak/tsan.supp \
-//     build/gcc-tsan/tests/bin/test_soak_soak   (tsan.supp says why)
+//   TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/soak/tsan.supp
+//     build/gcc-tsan/tests/bin/test_soak_soak     (tsan.supp says why)
 //
 // The last test cases pin, deterministically, the library problems the soak found first.
 #include "hookset_catch.hpp"
