@@ -223,8 +223,8 @@ class spawned_awaitable {
     // coroutine got there escaped io_context::run() ("co_await: Operation canceled") and the
     // dispatch never completed. On the strand that dispatch completes at once; a stop that came
     // earlier (its emit found no coroutine to cancel) is emitted again after the spawn.
-    net::dispatch(shared_->strand, [target, awaitable = std::move(awaitable_),
-                                    done = std::move(done)]() mutable {
+    net::dispatch(shared_->strand,
+                  [target, awaitable = std::move(awaitable_), done = std::move(done)]() mutable {
       net::co_spawn(target->strand, std::move(awaitable),
                     net::bind_cancellation_slot(target->signal.slot(), std::move(done)));
       if (target->stopped) target->signal.emit(net::cancellation_type::terminal);
