@@ -6,7 +6,7 @@ set -uo pipefail
 
 hookset_deps() {
   local packages=(g++ clang cmake ninja-build pkg-config python3
-                  libboost1.81-dev catch2 libbenchmark-dev libsigc++-3.0-dev "$@")
+                  libboost1.81-dev catch2 libbenchmark-dev libsigc++-3.0-dev clang-format-14 "$@")
   local missing=() p
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

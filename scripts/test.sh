@@ -23,6 +23,10 @@
 # TSan cannot find anything in single-threaded code) and runs them, at -O1 -g like the ASan
 # tree. Any TSan report fails the stage (TSan exits 66).
 #
+# Then the libFuzzer target (clang++-16) for HOOKSET_FUZZ_SECONDS, and the core against Boost
+# 1.74 (the oldest supported). The soak test (tests/soak) runs scaled down in every tree and
+# under TSan; scripts/soak.sh runs it at full size.
+#
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
 # present, else g++ / clang++); HOOKSET_TSAN_CXX the ThreadSanitizer stage's (default: the GCC;
 # Clang 14's TSan runs these tests clean too); HOOKSET_JOBS the parallelism (default 2);
@@ -31,7 +35,9 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 source scripts/deps.sh
-hookset_deps
+# clang-16 and its sanitizer runtimes: the libFuzzer stage (Clang 14 cannot compile hookset's
+# coroutines with sanitizers, an LLVM bug).
+hookset_deps clang-16 libclang-rt-16-dev
 
 pick() { for c in "$@"; do if command -v "$c" >/dev/null 2>&1; then echo "$c"; return; fi; done; echo "$1"; }
 GCC=${HOOKSET_GCC:-$(pick g++-12 g++)}
@@ -130,6 +136,12 @@ stage() {
 stage gcc "$GCC"
 stage clang "$CLANG"
 stage gcc-asan "$GCC"
+
+# Coverage-guided fuzzing (tests/fuzz): the model-based target built with clang++-16 and
+# -fsanitize=fuzzer,address,undefined, run for HOOKSET_FUZZ_SECONDS (default 60) from the seed
+# corpus, and every regression input replayed.
+FUZZ_CXX=${HOOKSET_FUZZ_CXX:-$(pick clang++-16)}
+stage fuzz "$FUZZ_CXX"
 
 # The oldest supported Boost (1.74: Debian 11's, Ubuntu 22.04's): Debian 12's libboost1.74-dev
 # conflicts with the 1.81 installed, so its package is downloaded and unpacked into
