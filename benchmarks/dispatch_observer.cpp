@@ -5,11 +5,14 @@
 //   set_hooks        a per-set observer that also asks for hook events and counts them
 //   global_dispatch  a process-wide observer that counts dispatch begin/end (no hook events)
 //   global_hooks     a process-wide observer that also asks for hook events and counts them
+//   clock_floor      no observer, and 2 N std::chrono::steady_clock::now() readings per dispatch:
+//                    the clock readings hook events need (a start and an end per hook), alone
 // Every observer checks afterwards that it saw one begin and one end per dispatch (and per hook).
 #include "support/alloc_counter.hpp"
 #include "support/common.hpp"
 #include "support/peers.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -61,6 +64,17 @@ void observer_fold(benchmark::State& state, std::int64_t n) {
   }
 }
 
+// What per-hook events cannot avoid: the dispatch, plus a clock reading at each hook's start and end.
+void clock_floor(benchmark::State& state, std::int64_t n) {
+  hookset::HookSet<AlwaysFold> set;
+  for (std::int64_t i = 0; i < n; ++i) set.add<AlwaysFold>(fold_hook);
+  measure(state, expected_fold(n), [&](std::string_view s) {
+    const int result = hookset::sync_wait(set.call<AlwaysFold>(s));
+    for (std::int64_t i = 0; i < 2 * n; ++i) benchmark::DoNotOptimize(std::chrono::steady_clock::now());
+    return result;
+  });
+}
+
 const bool registered = [] {
   const std::pair<const char*, void (*)(benchmark::State&, std::int64_t)> implementations[] = {
       {"hookset", observer_fold<observed::none, false>},
@@ -68,6 +82,7 @@ const bool registered = [] {
       {"set_hooks", observer_fold<observed::per_set, true>},
       {"global_dispatch", observer_fold<observed::process_wide, false>},
       {"global_hooks", observer_fold<observed::process_wide, true>},
+      {"clock_floor", clock_floor},
   };
   for (const auto& [impl, fn] : implementations) {
     for (std::int64_t n : {0, 8}) {
