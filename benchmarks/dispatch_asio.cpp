@@ -61,7 +61,8 @@ net::awaitable<void> timed_loop(benchmark::State& state, const AsioSet& set, int
   }
   meter.report(state);
   state.SetItemsProcessed(state.iterations());
-  if (result != expected) state.SkipWithError("wrong result: this implementation does not do the scenario's work");
+  if (result != expected)
+    state.SkipWithError("wrong result: this implementation does not do the scenario's work");
 }
 
 template <way Way>
@@ -70,7 +71,8 @@ void asio_await(benchmark::State& state, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) set.add<AsioFold>(fold_hook);
   net::io_context io(1);  // one thread runs it: Asio may skip its locking
   std::exception_ptr error;
-  net::co_spawn(io, timed_loop<Way>(state, set, expected_fold(n)), [&error](std::exception_ptr e) { error = e; });
+  net::co_spawn(io, timed_loop<Way>(state, set, expected_fold(n)),
+                [&error](std::exception_ptr e) { error = e; });
   io.run();
   if (error) {
     try {
@@ -83,14 +85,15 @@ void asio_await(benchmark::State& state, std::int64_t n) {
 
 const bool registered = [] {
   const std::pair<const char*, void (*)(benchmark::State&, std::int64_t)> implementations[] = {
-      {"hookset", asio_await<way::await_dispatch>}, {"async_call", asio_await<way::async_call>},
+      {"hookset", asio_await<way::await_dispatch>},   {"async_call", asio_await<way::async_call>},
       {"sync_post", asio_await<way::sync_then_post>}, {"sync", asio_await<way::sync_only>},
       {"post", asio_await<way::post_only>},
   };
   for (const auto& [impl, fn] : implementations) {
     for (std::int64_t n : {0, 8}) {
       const std::string name = std::string("asio_await/") + impl + "/" + std::to_string(n);
-      benchmark::RegisterBenchmark(name.c_str(), [fn = fn, n](benchmark::State& state) { fn(state, n); });
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [fn = fn, n](benchmark::State& state) { fn(state, n); });
     }
   }
   return true;

@@ -1,7 +1,7 @@
 // Concurrent hooks: `concurrent_timers`, an Aggregate slot with 8 asio::awaitable hooks, each
 // waiting on a 10 ms asio::steady_timer (a remote call's latency) and answering 1, dispatched
-// from an asio::awaitable on a one-thread io_context. Wall-clock time per dispatch (real time, a few
-// iterations):
+// from an asio::awaitable on a one-thread io_context. Wall-clock time per dispatch (real time, a
+// few iterations):
 //   hookset     the slot is Concurrent: the hooks wait at the same time (~10 ms)
 //   sequential  the same hooks on the same slot without Concurrent: one after another (~80 ms)
 // Every dispatch must aggregate all 8 answers.
@@ -40,10 +40,13 @@ constexpr std::int64_t timer_hooks = 8;
 constexpr auto hook_latency = 10ms;
 
 struct Count {
-  int operator()(std::vector<int> answers) const noexcept { return std::accumulate(answers.begin(), answers.end(), 0); }
+  int operator()(std::vector<int> answers) const noexcept {
+    return std::accumulate(answers.begin(), answers.end(), 0);
+  }
 };
 // The default answers 0, each hook 1: a dispatch returns the number of hooks that answered.
-struct GatherConcurrent : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Count>, hookset::Concurrent> {
+struct GatherConcurrent
+    : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Count>, hookset::Concurrent> {
   static int default_impl(int) noexcept { return 0; }
 };
 struct GatherSequential : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Count>> {
@@ -89,11 +92,13 @@ void concurrent_timers(benchmark::State& state) {
 const bool registered = [] {
   const std::string suffix = "/" + std::to_string(timer_hooks);
   // Few iterations: each is 10 to 80 ms of waiting.
-  benchmark::RegisterBenchmark(("concurrent_timers/hookset" + suffix).c_str(), concurrent_timers<GatherConcurrent>)
+  benchmark::RegisterBenchmark(("concurrent_timers/hookset" + suffix).c_str(),
+                               concurrent_timers<GatherConcurrent>)
       ->Iterations(5)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(("concurrent_timers/sequential" + suffix).c_str(), concurrent_timers<GatherSequential>)
+  benchmark::RegisterBenchmark(("concurrent_timers/sequential" + suffix).c_str(),
+                               concurrent_timers<GatherSequential>)
       ->Iterations(2)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);

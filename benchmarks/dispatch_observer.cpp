@@ -53,10 +53,12 @@ void observer_fold(benchmark::State& state, std::int64_t n) {
   if constexpr (Where == observed::per_set) set.set_observer(&observer);
   const hookset::ScopedObserver scoped(Where == observed::process_wide ? &observer : nullptr);
 
-  measure(state, expected_fold(n), [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
+  measure(state, expected_fold(n),
+          [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
 
   if constexpr (Where != observed::none) {
-    const std::uint64_t dispatches = static_cast<std::uint64_t>(state.iterations()) + 1;  // + the warm-up
+    // The timed dispatches and measure()'s warm-up.
+    const std::uint64_t dispatches = static_cast<std::uint64_t>(state.iterations()) + 1;
     const std::uint64_t hooks = HookEvents ? dispatches * static_cast<std::uint64_t>(n) : 0;
     if (observer.dispatch_begins != dispatches || observer.dispatch_ends != dispatches ||
         observer.hook_begins != hooks || observer.hook_ends != hooks)
@@ -64,13 +66,15 @@ void observer_fold(benchmark::State& state, std::int64_t n) {
   }
 }
 
-// What per-hook events cannot avoid: the dispatch, plus a clock reading at each hook's start and end.
+// What per-hook events cannot avoid: the dispatch, plus a clock reading at each hook's start
+// and at its end.
 void clock_floor(benchmark::State& state, std::int64_t n) {
   hookset::HookSet<AlwaysFold> set;
   for (std::int64_t i = 0; i < n; ++i) set.add<AlwaysFold>(fold_hook);
   measure(state, expected_fold(n), [&](std::string_view s) {
     const int result = hookset::sync_wait(set.call<AlwaysFold>(s));
-    for (std::int64_t i = 0; i < 2 * n; ++i) benchmark::DoNotOptimize(std::chrono::steady_clock::now());
+    for (std::int64_t i = 0; i < 2 * n; ++i)
+      benchmark::DoNotOptimize(std::chrono::steady_clock::now());
     return result;
   });
 }
@@ -87,7 +91,8 @@ const bool registered = [] {
   for (const auto& [impl, fn] : implementations) {
     for (std::int64_t n : {0, 8}) {
       const std::string name = std::string("observer/") + impl + "/" + std::to_string(n);
-      benchmark::RegisterBenchmark(name.c_str(), [fn = fn, n](benchmark::State& state) { fn(state, n); });
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [fn = fn, n](benchmark::State& state) { fn(state, n); });
     }
   }
   return true;

@@ -444,13 +444,16 @@ def targets(tree: Tree) -> tuple[list[str], int]:
                            f"{fmt_ratio(ratio(other.ns, none.ns))} of none")
         plain = get("always_fold", "hookset", 8)
         if plain:
-            # Two programs, two code layouts: "within noise" is 5 %, or twice the repetitions' spread.
+            # Two programs, two code layouts: "within noise" is 5 %, or twice the two rows' summed
+            # spread over the repetitions, at most 15 % (beyond that the machine was too noisy).
             spread = sum(c for c in (none.cv, plain.cv) if not math.isnan(c))
-            bound = max(0.05, 2 * spread)
+            bound = min(0.15, max(0.05, 2 * spread))
             x = ratio(none.ns, plain.ns)
+            noisy = "; the machine was noisier than the bound" if 2 * spread > 0.15 else ""
             out.append(f"- {verdict(abs(x - 1) <= bound)} observer N=8 with none installed vs always_fold "
                        f"(dispatch_fold): {fmt_ns(none.ns)} / {fmt_ns(plain.ns)} ns = {fmt_ratio(x)} "
-                       f"(target: within noise, ±{bound * 100:.0f}%)")
+                       f"(target: within noise, ±{bound * 100:.0f}%; the rows' spread "
+                       f"±{none.cv * 100:.0f}% and ±{plain.cv * 100:.0f}%{noisy})")
     return out, misses
 
 
