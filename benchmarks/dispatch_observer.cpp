@@ -7,6 +7,9 @@
 //   global_hooks     a process-wide observer that also asks for hook events and counts them
 //   clock_floor      no observer, and 2 N std::chrono::steady_clock::now() readings per dispatch:
 //                    the clock readings hook events need (a start and an end per hook), alone
+//   stdfunction      the std::function loop of always_fold: report.py compares hookset's ratio
+//                    to it here and in dispatch_fold, so that the two programs, run minutes apart
+//                    on a shared machine, are compared at the same speed
 // Every observer checks afterwards that it saw one begin and one end per dispatch (and per hook).
 #include "support/alloc_counter.hpp"
 #include "support/common.hpp"
@@ -14,7 +17,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <hookset/hookset.hpp>
 
@@ -79,6 +84,12 @@ void clock_floor(benchmark::State& state, std::int64_t n) {
   });
 }
 
+void stdfunction_fold(benchmark::State& state, std::int64_t n) {
+  using Fn = std::function<int(std::string_view, int)>;
+  const std::vector<Fn> hooks(static_cast<std::size_t>(n), Fn(int_fold_hook));
+  measure(state, expected_fold(n), [&](std::string_view s) { return always_fold(hooks, s); });
+}
+
 const bool registered = [] {
   const std::pair<const char*, void (*)(benchmark::State&, std::int64_t)> implementations[] = {
       {"hookset", observer_fold<observed::none, false>},
@@ -87,6 +98,7 @@ const bool registered = [] {
       {"global_dispatch", observer_fold<observed::process_wide, false>},
       {"global_hooks", observer_fold<observed::process_wide, true>},
       {"clock_floor", clock_floor},
+      {"stdfunction", stdfunction_fold},
   };
   for (const auto& [impl, fn] : implementations) {
     for (std::int64_t n : {0, 8}) {
