@@ -3,12 +3,14 @@
 // from an asio::awaitable on a one-thread io_context. Wall-clock time per dispatch (real time, a
 // few iterations):
 //   hookset     the slot is Concurrent: the hooks wait at the same time (~10 ms)
-//   sequential  the same hooks on the same slot without Concurrent: one after another (~80 ms)
+//   sequential  the same hooks on the same kind of slot without Concurrent: one after another
+//               (~80 ms)
 // Every dispatch must aggregate all 8 answers.
 
 // GCC 12 at -O2 warns that a moved-from Concurrent dispatch's pending state "may be used
-// uninitialized" in its destructor, inlined into hookset::asio's initiation (engine.hpp): its
-// reads are guarded by the dispatch's flags, which GCC does not follow. Not this program's to fix.
+// uninitialized" in its destructor, inlined into hookset::asio's initiation (engine.hpp): the
+// reads are guarded by the dispatch's flags (a dispatch moved before it starts has no pending
+// state), which GCC does not follow. Not this program's to fix.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
