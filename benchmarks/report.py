@@ -11,11 +11,15 @@ programs are listed in <build>/benchmarks/benchmarks.list (else found as
     --benchmark_repetitions=10 --benchmark_report_aggregates_only=true --benchmark_format=json
 and the medians are reported: per compiler, scenario and hook count N, hookset's time per
 dispatch, each peer's time, hookset's ratio to each peer (hookset / peer: below 1 means hookset
-is faster) and allocations per dispatch. A "targets" section follows, PASS/MISS with the numbers.
+is faster) and allocations per dispatch. The service scenarios (a dispatch awaited in Asio,
+concurrent timer hooks, observers) follow in a second table, one row per implementation with its
+ratio to hookset's row. A "targets" section follows, PASS/MISS with the numbers.
 
-Benchmarks are named <scenario>/<implementation>/<N>[/real_time/threads:T] (see
-benchmarks/support/common.hpp). Single-thread times are CPU time per dispatch (robust against
-other load on the machine); multi-thread rows give 1 / total throughput (wall clock).
+Benchmarks are named <scenario>/<implementation>/<N>[/iterations:K][/real_time][/threads:T]
+(see benchmarks/support/common.hpp). Single-thread times are CPU time per dispatch (robust
+against other load on the machine), except rows measured in real time (`/real_time` without
+threads: wall clock per dispatch, e.g. hooks waiting on timers); multi-thread rows give
+1 / total throughput (wall clock).
 
 Exit status: non-zero if a benchmark program is missing or fails (or, with --strict, if a
 target is missed). Python 3 standard library only.
@@ -49,8 +53,32 @@ PEER_TITLES = {
     "sigcxx": "libsigc++ 3",
     "handcoro": "hand-written coro",
 }
+# The service scenarios: each implementation's row, in this order, against hookset's row.
+SERVICE_SCENARIOS = {
+    "asio_await": ["hookset", "async_call", "sync_post", "sync", "post"],
+    "concurrent_timers": ["hookset", "sequential"],
+    "observer": ["hookset", "set_dispatch", "set_hooks", "global_dispatch", "global_hooks", "clock_floor",
+                 "stdfunction"],
+}
+SERVICE_TITLES = {
+    ("asio_await", "hookset"): "co_await set.call<S>(s)",
+    ("asio_await", "async_call"): "co_await async_call(set.call<S>(s), use_awaitable)",
+    ("asio_await", "sync_post"): "sync_wait(set.call<S>(s)) + co_await post",
+    ("asio_await", "sync"): "sync_wait(set.call<S>(s)) alone",
+    ("asio_await", "post"): "co_await post alone",
+    ("concurrent_timers", "hookset"): "Concurrent slot (wall clock)",
+    ("concurrent_timers", "sequential"): "same hooks, sequential (wall clock)",
+    ("observer", "hookset"): "no observer",
+    ("observer", "set_dispatch"): "per-set observer, dispatch events",
+    ("observer", "set_hooks"): "per-set observer, + hook events",
+    ("observer", "global_dispatch"): "process-wide observer, dispatch events",
+    ("observer", "global_hooks"): "process-wide observer, + hook events",
+    ("observer", "clock_floor"): "no observer, + 2 N steady_clock::now()",
+    ("observer", "stdfunction"): "std::function loop (no hookset)",
+}
 NAME_RE = re.compile(r"^(?P<scenario>[a-z0-9_]+)/(?P<impl>[a-z0-9_]+)/(?P<n>\d+)"
-                     r"(?:/real_time)?(?:/threads:(?P<threads>\d+))?$")
+                     r"(?:/iterations:\d+)?(?:/(?P<clock>real|manual)_time)?"
+                     r"(?:/threads:(?P<threads>\d+))?$")
 
 
 @dataclass
@@ -174,6 +202,9 @@ def collect(data: dict, tree: Tree) -> None:
         if threads > 1 or match.group("threads"):
             ns = 1e9 / ips if ips > 0 else math.nan
             cv_key = "real_time"
+        elif match.group("clock"):
+            ns = number(median.get("real_time")) * scale
+            cv_key = "real_time"
         else:
             ns = number(median.get("cpu_time")) * scale
             cv_key = "cpu_time"
@@ -192,6 +223,15 @@ def fmt_ns(ns: float) -> str:
     if ns < 100:
         return f"{ns:.1f}"
     return f"{ns:.0f}"
+
+
+def fmt_time(ns: float) -> str:
+    """A time with its unit: ns below 1 µs, µs below 1 ms, else ms."""
+    if math.isnan(ns) or ns < 1e3:
+        return f"{fmt_ns(ns)} ns"
+    if ns < 1e6:
+        return f"{fmt_ns(ns / 1e3)} µs"
+    return f"{fmt_ns(ns / 1e6)} ms"
 
 
 def fmt_allocs(allocs: float) -> str:
@@ -213,7 +253,7 @@ def table(trees: list[Tree]) -> str:
     head += [f"{PEER_TITLES[p]} ns (ratio)" for p in PEERS]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["--:"] * (len(head) - 3)) + "|"]
     for tree in trees:
-        keys = sorted({(s, n, t) for (s, _, n, t) in tree.results},
+        keys = sorted({(s, n, t) for (s, _, n, t) in tree.results if s not in SERVICE_SCENARIOS},
                       key=lambda k: (SCENARIOS.index(k[0]) if k[0] in SCENARIOS else 99, k[0], k[1], k[2]))
         for scenario, n, threads in keys:
             mine = tree.results.get((scenario, "hookset", n, threads))
@@ -237,6 +277,26 @@ def table(trees: list[Tree]) -> str:
                 row.append(cell)
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def service_table(trees: list[Tree]) -> str:
+    """The service scenarios: one row per implementation, with hookset's ratio to it."""
+    head = ["compiler", "scenario", "N", "implementation", "time", "hookset / this", "allocs"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|--:|---|--:|--:|--:|"]
+    for tree in trees:
+        for scenario, impls in SERVICE_SCENARIOS.items():
+            for n in sorted({n for (s, _, n, _) in tree.results if s == scenario}):
+                mine = tree.results.get((scenario, "hookset", n, 1))
+                for impl in impls:
+                    res = tree.results.get((scenario, impl, n, 1))
+                    if not res:
+                        continue
+                    cv = "" if math.isnan(res.cv) else f" ±{res.cv * 100:.0f}%"
+                    rel = "–" if impl == "hookset" or not mine else fmt_ratio(ratio(mine.ns, res.ns))
+                    title = SERVICE_TITLES.get((scenario, impl), impl)
+                    lines.append(f"| {tree.label} | {scenario} | {n} | `{impl}`: {title} | "
+                                 f"{fmt_time(res.ns)}{cv} | {rel} | {fmt_allocs(res.allocs)} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 # ---- targets ----------------------------------------------------------------------------------------
@@ -297,7 +357,10 @@ def targets(tree: Tree) -> tuple[list[str], int]:
     # is held to the inline peer's count (which reserves once).
     offenders, measured = [], 0
     for (scenario, impl, n, threads), res in sorted(r.items()):
-        if impl != "hookset" or scenario not in SYNC_SCENARIOS + ["always_fold_mt"]:
+        if scenario == "observer":
+            if impl not in SERVICE_SCENARIOS["observer"] or impl in ("clock_floor", "stdfunction"):
+                continue
+        elif impl != "hookset" or scenario not in SYNC_SCENARIOS + ["always_fold_mt"]:
             continue
         measured += 1
         allowed = 0.0
@@ -309,8 +372,8 @@ def targets(tree: Tree) -> tuple[list[str], int]:
                              + (f" (peer: {fmt_allocs(allowed)})" if allowed else ""))
     if measured:
         detail = "; ".join(offenders) if offenders else f"all {measured} sync benchmarks"
-        out.append(f"- {verdict(not offenders)} sync dispatch allocations (0; aggregate: as many as "
-                   f"the inline peer's one vector): {detail}")
+        out.append(f"- {verdict(not offenders)} sync dispatch allocations, observed ones included (0; "
+                   f"aggregate: as many as the inline peer's one vector): {detail}")
 
     a = get("coro", "hookset", 8)
     if a:
@@ -334,6 +397,70 @@ def targets(tree: Tree) -> tuple[list[str], int]:
         out.append(f"- {verdict(scale >= 1.7)} two threads on one unchanged set (Always fold N=8): "
                    f"{two.items_per_second / 1e6:.1f} vs {one.items_per_second / 1e6:.1f} M dispatch/s = "
                    f"{scale:.2f}x (target ≥ 1.7x{context})")
+
+    # A dispatch awaited in an asio::awaitable: at most the synchronous dispatch plus one post.
+    for n in [8, 0]:
+        a, b = get("asio_await", "hookset", n), get("asio_await", "sync_post", n)
+        if not a or not b:
+            if n == 8:
+                out.append("- n/a  asio_await N=8: not measured (Boost < 1.81, or filtered out)")
+            continue
+        x = ratio(a.ns, b.ns)
+        out.append(f"- {verdict(x <= 1.0)} asio_await N={n}: co_await of the dispatch vs synchronous dispatch "
+                   f"+ one post: {fmt_ns(a.ns)} / {fmt_ns(b.ns)} ns = {fmt_ratio(x)} (target ≤ 1.00x)")
+        sync, post, via = get("asio_await", "sync", n), get("asio_await", "post", n), get("asio_await", "async_call", n)
+        if sync and post:
+            out.append(f"- info asio_await N={n}: the synchronous dispatch alone {fmt_ns(sync.ns)} ns, a bare post "
+                       f"{fmt_ns(post.ns)} ns; awaiting the dispatch adds {a.ns - sync.ns:.0f} ns to the "
+                       f"dispatch, {fmt_allocs(a.allocs)} allocations per dispatch"
+                       + (f"; async_call + use_awaitable {fmt_ns(via.ns)} ns" if via else ""))
+
+    # Concurrent hooks waiting on 10 ms timers: about one wait, not eight.
+    conc, seq = get("concurrent_timers", "hookset", 8), get("concurrent_timers", "sequential", 8)
+    if conc:
+        out.append(f"- {verdict(conc.ns <= 12e6)} concurrent_timers N=8 (8 hooks x 10 ms timer), Concurrent slot: "
+                   f"{fmt_time(conc.ns)} per dispatch, wall clock (target ≤ 12 ms)")
+    if seq:
+        out.append(f"- {verdict(seq.ns >= 80e6)} concurrent_timers N=8, the same hooks sequentially: "
+                   f"{fmt_time(seq.ns)} per dispatch (target ≥ 80 ms: the waits really add up)")
+    if conc and seq:
+        out.append(f"- info concurrent_timers N=8: sequential / concurrent = {ratio(seq.ns, conc.ns):.1f}x")
+    if not conc and not seq:
+        out.append("- n/a  concurrent_timers: not measured (Boost < 1.81, or filtered out)")
+
+    # Observers: per-hook events at most double a fold's dispatch; none installed costs nothing.
+    none = get("observer", "hookset", 8)
+    if none:
+        hooks = get("observer", "set_hooks", 8)
+        if hooks:
+            x = ratio(hooks.ns, none.ns)
+            out.append(f"- {verdict(x <= 2.0)} observer N=8: per-set observer with hook events vs none: "
+                       f"{fmt_ns(hooks.ns)} / {fmt_ns(none.ns)} ns = {fmt_ratio(x)} (target ≤ 2.00x)")
+        for impl, what in [("set_dispatch", "per-set observer, dispatch events only"),
+                           ("global_dispatch", "process-wide observer, no hook events"),
+                           ("global_hooks", "process-wide observer with hook events"),
+                           ("clock_floor", "no observer + the 16 clock readings hook events take")]:
+            other = get("observer", impl, 8)
+            if other:
+                out.append(f"- info observer N=8: {what}: {fmt_ns(other.ns)} ns = "
+                           f"{fmt_ratio(ratio(other.ns, none.ns))} of none")
+        # With none installed, within noise of the always_fold dispatch (dispatch_fold). Two
+        # programs run minutes apart on a shared machine: each hookset row is taken relative to
+        # its own program's std::function loop, and the two ratios compared. "Within noise": 5 %,
+        # or twice the four rows' summed spread over the repetitions, at most 15 %.
+        rows = [none, get("observer", "stdfunction", 8), get("always_fold", "hookset", 8),
+                get("always_fold", "stdfunction", 8)]
+        if all(rows):
+            here, there = ratio(rows[0].ns, rows[1].ns), ratio(rows[2].ns, rows[3].ns)
+            spread = sum(row.cv for row in rows if not math.isnan(row.cv))
+            bound = min(0.15, max(0.05, 2 * spread))
+            x = ratio(here, there)
+            noisy = "; the machine was noisier than that" if 2 * spread > 0.15 else ""
+            out.append(f"- {verdict(abs(x - 1) <= bound)} observer N=8 with none installed vs always_fold "
+                       f"(dispatch_fold), each over its program's std::function loop: {fmt_ns(rows[0].ns)} / "
+                       f"{fmt_ns(rows[1].ns)} ns = {fmt_ratio(here)} vs {fmt_ns(rows[2].ns)} / "
+                       f"{fmt_ns(rows[3].ns)} ns = {fmt_ratio(there)}: {fmt_ratio(x)} (target: within "
+                       f"noise, ±{bound * 100:.0f}%; the rows' summed spread ±{spread * 100:.0f}%{noisy})")
     return out, misses
 
 
@@ -386,6 +513,13 @@ def main() -> int:
           "per dispatch.")
     print()
     print(table(trees))
+    services = service_table(trees)
+    if services:
+        print()
+        print("Service scenarios: time per dispatch (CPU time; `concurrent_timers`: wall clock) and "
+              "hookset's ratio to each row (below 1.00x hookset is faster).")
+        print()
+        print(services)
     print()
     print("### targets")
     total_misses = 0

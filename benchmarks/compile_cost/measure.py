@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Measures what hookset costs the compiler: compiles generated translation units with a
-HookSet of 8, 32, 64 and 128 slots (benchmarks/compile_cost/generate.py) with each compiler, at
--O2 -std=c++20 -I include, and prints compile seconds and peak memory as a markdown table,
-plus the targets (linear growth; 64 slots <= 10 s and <= 1.5 GiB with GCC -O2).
+"""Measures what hookset costs the compiler: compiles generated translation units of 8, 32, 64
+and 128 slots (benchmarks/compile_cost/generate.py) with each compiler, at -O2 -std=c++20
+-I include, and prints compile seconds and peak memory as a markdown table, plus the targets
+(linear growth; 64 slots <= 10 s and <= 1.5 GiB with GCC -O2). Three programs per size (--modes):
+`mixed` (a HookSet cycling through the slot kinds), `uniform` (a HookSet of slots of one
+signature, each registered with a lambda and called once) and `stdfunction` (the uniform program
+written with a std::vector<std::function> per slot: the reference the hookset rows are divided by).
 
-    python3 benchmarks/compile_cost/measure.py                       # g++ and clang++
+    python3 benchmarks/compile_cost/measure.py                       # g++ and clang++, ~3 min
     python3 benchmarks/compile_cost/measure.py --compilers g++-12 --sizes 8 64
+    python3 benchmarks/compile_cost/measure.py --modes uniform stdfunction --repetitions 3
     python3 benchmarks/compile_cost/measure.py --quick               # 8 and 32 slots only
 
 Peak memory comes from `/usr/bin/time -v` (Debian package `time`) when present, else from
 resource.getrusage(RUSAGE_CHILDREN).ru_maxrss (the largest child so far, which is each compile as
 long as sizes grow). Seconds are the compiler's CPU time (user + system: robust against other
-load; the compiler is single-threaded) and, for reference, wall-clock time. Each TU is compiled
-only (-c); `--run` also links and runs it (it checks its own results).
+load; the compiler is single-threaded) and, for reference, wall-clock time; with --repetitions R
+each TU is compiled R times and the medians are reported. Each TU is compiled only (-c); `--run`
+also links and runs it (it checks its own results).
 Python 3 standard library only.
 """
 
@@ -23,6 +28,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,9 +44,14 @@ import generate  # noqa: E402
 GIB = 1024 ** 3
 
 
+# The programs that use hookset (held to the targets); `stdfunction` is their reference.
+HOOKSET_MODES = ["mixed", "uniform"]
+
+
 @dataclass
 class Sample:
     compiler: str
+    mode: str
     slots: int
     cpu_s: float
     wall_s: float
@@ -77,10 +88,10 @@ def parse_time_v(text: str) -> tuple[float, float, int]:
     return cpu, wall, peak
 
 
-def compile_one(cxx: str, source: str, output: str, flags: list[str], timer: str | None) -> Sample:
+def compile_one(cxx: str, mode: str, slots: int, source: str, output: str, flags: list[str],
+                timer: str | None) -> Sample:
     command = [cxx, *flags, "-c", source, "-o", output]
     label = compiler_version(cxx)
-    slots = int(re.search(r"(\d+)", os.path.basename(source)).group(1))
     if timer:
         t0 = time.monotonic()
         proc = subprocess.run([timer, "-v", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -105,7 +116,18 @@ def compile_one(cxx: str, source: str, output: str, flags: list[str], timer: str
     if not ok:
         lines = [line for line in errors.splitlines() if "error" in line][:3]
         note = " / ".join(lines) or f"exit status {proc.returncode}"
-    return Sample(label, slots, cpu, wall, peak, ok, note)
+    return Sample(label, mode, slots, cpu, wall, peak, ok, note)
+
+
+def median_sample(samples: list[Sample]) -> Sample:
+    """One sample of repeated compiles: the median time and peak memory (failures win)."""
+    failed = [s for s in samples if not s.ok]
+    if failed:
+        return failed[0]
+    first = samples[0]
+    return Sample(first.compiler, first.mode, first.slots, statistics.median(s.cpu_s for s in samples),
+                  statistics.median(s.wall_s for s in samples),
+                  int(statistics.median(s.peak_bytes for s in samples)), True, first.note)
 
 
 def run_program(cxx: str, source: str, flags: list[str], workdir: str) -> str:
@@ -142,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="compilers to use (default: g++ and clang++)")
     parser.add_argument("--sizes", nargs="+", type=int, default=None, help="slot counts (default 8 32 64 128)")
     parser.add_argument("--quick", action="store_true", help="8 and 32 slots only")
+    parser.add_argument("--modes", nargs="+", choices=generate.MODES, default=None,
+                        help=f"programs to compile (default: {' '.join(generate.MODES)})")
+    parser.add_argument("--repetitions", type=int, default=1,
+                        help="compiles of each TU; medians are reported (default 1)")
     parser.add_argument("--include", default=os.path.join(ROOT, "include"), help="hookset's include directory")
     parser.add_argument("--extra-flags", default="", help="more compiler flags, space-separated")
     parser.add_argument("--run", action="store_true", help="also link and run each TU (self-check)")
@@ -149,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sizes = args.sizes or ([8, 32] if args.quick else [8, 32, 64, 128])
+    modes = args.modes or list(generate.MODES)
+    repetitions = max(1, args.repetitions)
     compilers = args.compilers or [c for c in ("g++", "clang++") if shutil.which(c)]
     flags = ["-O2", "-std=c++20", "-I", args.include, *args.extra_flags.split()]
     timer = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -159,51 +187,74 @@ def main(argv: list[str] | None = None) -> int:
     samples: list[Sample] = []
     try:
         sources = {}
-        for n in sizes:
-            sources[n] = os.path.join(workdir, f"slots_{n}.cpp")
-            with open(sources[n], "w", encoding="utf-8") as f:
-                f.write(generate.generate(n))
-        for cxx in compilers:
+        for mode in modes:
             for n in sizes:
-                print(f"[compile-cost] {cxx}: {n} slots ...", file=sys.stderr, flush=True)
-                sample = compile_one(cxx, sources[n], os.path.join(workdir, f"slots_{n}.o"), flags, timer)
-                if sample.ok and args.run:
-                    sample.note = run_program(cxx, sources[n], flags, workdir)
-                    sample.ok = sample.note == "runs ok"
-                if not sample.ok:
-                    status = 1
-                samples.append(sample)
+                sources[mode, n] = os.path.join(workdir, f"{mode}_{n}.cpp")
+                with open(sources[mode, n], "w", encoding="utf-8") as f:
+                    f.write(generate.generate(n, mode))
+        for cxx in compilers:
+            for mode in modes:
+                for n in sizes:
+                    print(f"[compile-cost] {cxx}: {mode}, {n} slots ...", file=sys.stderr, flush=True)
+                    source, obj = sources[mode, n], os.path.join(workdir, f"{mode}_{n}.o")
+                    sample = median_sample([compile_one(cxx, mode, n, source, obj, flags, timer)
+                                            for _ in range(repetitions)])
+                    if sample.ok and args.run:
+                        sample.note = run_program(cxx, source, flags, workdir)
+                        sample.ok = sample.note == "runs ok"
+                    if not sample.ok:
+                        status = 1
+                    samples.append(sample)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"## compile cost: HookSet of N slots, every slot registered and called "
-          f"(`{' '.join(['-O2', '-std=c++20', '-I include', *args.extra_flags.split()])}`, compile only)")
+    def reference(s: Sample) -> Sample | None:
+        return next((r for r in samples if r.mode == "stdfunction" and r.compiler == s.compiler
+                     and r.slots == s.slots and r.ok), None)
+
+    print(f"## compile cost: N slots, every slot registered and called "
+          f"(`{' '.join(['-O2', '-std=c++20', '-I include', *args.extra_flags.split()])}`, compile only"
+          + (f", medians of {repetitions} compiles" if repetitions > 1 else "") + ")")
     print()
-    print("| compiler | slots | CPU s | wall s | peak MiB | per slot (CPU ms) | |")
-    print("|---|--:|--:|--:|--:|--:|---|")
+    print("Modes: `mixed` HookSet of every slot kind, `uniform` HookSet of one signature, `stdfunction` "
+          "the uniform program with std::vector<std::function> (the reference: `vs std::function` is "
+          "CPU time / its CPU time).")
+    print()
+    print("| compiler | mode | slots | CPU s | wall s | peak MiB | per slot (CPU ms) | vs std::function | |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|---|")
     for s in samples:
         per_slot = s.cpu_s / s.slots * 1000 if s.slots else float("nan")
-        print(f"| {s.compiler} | {s.slots} | {s.cpu_s:.1f} | {s.wall_s:.1f} | {s.peak_bytes / 2 ** 20:.0f} | "
-              f"{per_slot:.0f} | {'ok' if s.ok else 'FAILED'}{(': ' + s.note) if s.note else ''} |")
+        ref = reference(s)
+        vs = f"{s.cpu_s / ref.cpu_s:.1f}x" if ref and s.mode != "stdfunction" and ref.cpu_s > 0 else "–"
+        print(f"| {s.compiler} | {s.mode} | {s.slots} | {s.cpu_s:.1f} | {s.wall_s:.1f} | "
+              f"{s.peak_bytes / 2 ** 20:.0f} | {per_slot:.0f} | {vs} | "
+              f"{'ok' if s.ok else 'FAILED'}{(': ' + s.note) if s.note else ''} |")
     print()
     print("Peak memory from " + ("/usr/bin/time -v" if timer else "getrusage(RUSAGE_CHILDREN).ru_maxrss") + ".")
     print()
     print("### compile-cost targets")
     print()
     for label in dict.fromkeys(s.compiler for s in samples):
-        mine = [s for s in samples if s.compiler == label]
-        ok_t, text_t = linear_verdict(mine, "cpu_s")
-        ok_m, text_m = linear_verdict(mine, "peak_bytes")
-        print(f"- {verdict(ok_t)} {label} linear compile time ({text_t})")
-        print(f"- {verdict(ok_m)} {label} linear peak memory ({text_m})")
-        if label.startswith("gcc"):
-            at64 = next((s for s in mine if s.slots == 64 and s.ok), None)
-            if at64:
-                print(f"- {'PASS' if at64.cpu_s <= 10 else 'MISS'} {label} 64 slots -O2 time: "
-                      f"{at64.cpu_s:.1f} s CPU ({at64.wall_s:.1f} s wall) (target ≤ 10 s)")
-                print(f"- {'PASS' if at64.peak_bytes <= 1.5 * GIB else 'MISS'} {label} 64 slots -O2 memory: "
-                      f"{at64.peak_bytes / GIB:.2f} GiB (target ≤ 1.5 GiB)")
+        for mode in [m for m in HOOKSET_MODES if m in modes]:
+            mine = [s for s in samples if s.compiler == label and s.mode == mode]
+            ok_t, text_t = linear_verdict(mine, "cpu_s")
+            ok_m, text_m = linear_verdict(mine, "peak_bytes")
+            print(f"- {verdict(ok_t)} {label} {mode}: linear compile time ({text_t})")
+            print(f"- {verdict(ok_m)} {label} {mode}: linear peak memory ({text_m})")
+            if label.startswith("gcc"):
+                at64 = next((s for s in mine if s.slots == 64 and s.ok), None)
+                if at64:
+                    print(f"- {'PASS' if at64.cpu_s <= 10 else 'MISS'} {label} {mode}: 64 slots -O2 time: "
+                          f"{at64.cpu_s:.1f} s CPU ({at64.wall_s:.1f} s wall) (target ≤ 10 s)")
+                    print(f"- {'PASS' if at64.peak_bytes <= 1.5 * GIB else 'MISS'} {label} {mode}: 64 slots "
+                          f"-O2 memory: {at64.peak_bytes / GIB:.2f} GiB (target ≤ 1.5 GiB)")
+            largest = max((s for s in mine if s.ok and reference(s)), key=lambda s: s.slots, default=None)
+            if largest:
+                ref = reference(largest)
+                print(f"- info {label} {mode}: {largest.slots} slots cost {largest.cpu_s:.1f} s CPU, "
+                      f"{largest.cpu_s / ref.cpu_s:.1f}x the std::function program's {ref.cpu_s:.1f} s; "
+                      f"{largest.peak_bytes / 2 ** 20:.0f} vs {ref.peak_bytes / 2 ** 20:.0f} MiB")
     return status
 
 
