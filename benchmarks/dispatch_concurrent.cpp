@@ -7,13 +7,6 @@
 //               (~80 ms)
 // Every dispatch must aggregate all 8 answers.
 
-// GCC 12 at -O2 warns that a moved-from Concurrent dispatch's pending state "may be used
-// uninitialized" in its destructor, inlined into hookset::asio's initiation (engine.hpp): the
-// reads are guarded by the dispatch's flags (a dispatch moved before it starts has no pending
-// state), which GCC does not follow. Not this program's to fix.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "support/alloc_counter.hpp"
 #include "support/common.hpp"
 
