@@ -20,10 +20,12 @@ template <class S, auto Hook, auto Expected>
 void hookset_slot(benchmark::State& state, std::int64_t n) {
   hookset::HookSet<S> set;
   for (std::int64_t i = 0; i < n; ++i) set.template add<S>(Hook);
-  measure(state, Expected(n), [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
+  measure(state, Expected(n),
+          [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
 }
 
-// ---- chain ------------------------------------------------------------------------------------------
+// ---- chain
+// ------------------------------------------------------------------------------------------
 
 void chain_inline(benchmark::State& state, std::int64_t n) {
   measure(state, expected_chain(n), [n](std::string_view s) {
@@ -41,7 +43,8 @@ void chain_inline(benchmark::State& state, std::int64_t n) {
 template <class Fn>
 void chain_vector(benchmark::State& state, std::int64_t n) {
   const std::vector<Fn> hooks(static_cast<std::size_t>(n), Fn(chain_hook));
-  measure(state, expected_chain(n), [&](std::string_view s) { return short_circuit_chain(hooks, s); });
+  measure(state, expected_chain(n),
+          [&](std::string_view s) { return short_circuit_chain(hooks, s); });
 }
 
 template <class Signal>
@@ -56,7 +59,8 @@ void chain_signal(benchmark::State& state, std::int64_t n) {
   });
 }
 
-// ---- aggregate --------------------------------------------------------------------------------------
+// ---- aggregate
+// --------------------------------------------------------------------------------------
 
 void aggregate_inline(benchmark::State& state, std::int64_t n) {
   measure(state, expected_aggregate(n), [n](std::string_view s) {
@@ -71,7 +75,8 @@ void aggregate_inline(benchmark::State& state, std::int64_t n) {
 template <class Fn>
 void aggregate_vector(benchmark::State& state, std::int64_t n) {
   const std::vector<Fn> hooks(static_cast<std::size_t>(n), Fn(value_hook));
-  measure(state, expected_aggregate(n), [&](std::string_view s) { return aggregate_sum(hooks, s); });
+  measure(state, expected_aggregate(n),
+          [&](std::string_view s) { return aggregate_sum(hooks, s); });
 }
 
 // The default is the first slot: the combiner sees every output, as Aggregate does.
@@ -83,11 +88,13 @@ void aggregate_signal(benchmark::State& state, std::int64_t n) {
   measure(state, expected_aggregate(n), [&](std::string_view s) { return signal(s); });
 }
 
-// ---- singleton --------------------------------------------------------------------------------------
+// ---- singleton
+// --------------------------------------------------------------------------------------
 
 void singleton_inline(benchmark::State& state, std::int64_t n) {
-  measure(state, expected_singleton(n),
-          [n](std::string_view s) { return n == 0 ? SingletonSlot::default_impl(s) : value_hook(s); });
+  measure(state, expected_singleton(n), [n](std::string_view s) {
+    return n == 0 ? SingletonSlot::default_impl(s) : value_hook(s);
+  });
 }
 
 template <class Fn>
@@ -119,27 +126,35 @@ const bool registered = [] {
   register_scenario("chain", "inline", chain_inline);
   register_scenario("chain", "fnptr", chain_vector<chain_fn>);
   register_scenario("chain", "stdfunction", chain_vector<chain_std_fn>);
-  register_scenario("chain", "signals2", chain_signal<signals2_signal<std::optional<int>, chain_combiner>>);
+  register_scenario("chain", "signals2",
+                    chain_signal<signals2_signal<std::optional<int>, chain_combiner>>);
 #if HOOKSET_HAVE_SIGCXX
-  register_scenario("chain", "sigcxx", chain_signal<sigcxx_signal<std::optional<int>, chain_combiner>>);
+  register_scenario("chain", "sigcxx",
+                    chain_signal<sigcxx_signal<std::optional<int>, chain_combiner>>);
 #endif
 
-  register_scenario("aggregate", "hookset", hookset_slot<AggregateSlot, value_hook, expected_aggregate>);
+  register_scenario("aggregate", "hookset",
+                    hookset_slot<AggregateSlot, value_hook, expected_aggregate>);
   register_scenario("aggregate", "inline", aggregate_inline);
   register_scenario("aggregate", "fnptr", aggregate_vector<value_fn>);
   register_scenario("aggregate", "stdfunction", aggregate_vector<value_std_fn>);
-  register_scenario("aggregate", "signals2", aggregate_signal<signals2_signal<int, aggregate_combiner>>);
+  register_scenario("aggregate", "signals2",
+                    aggregate_signal<signals2_signal<int, aggregate_combiner>>);
 #if HOOKSET_HAVE_SIGCXX
-  register_scenario("aggregate", "sigcxx", aggregate_signal<sigcxx_signal<int, aggregate_combiner>>);
+  register_scenario("aggregate", "sigcxx",
+                    aggregate_signal<sigcxx_signal<int, aggregate_combiner>>);
 #endif
 
-  register_scenario("singleton", "hookset", hookset_slot<SingletonSlot, value_hook, expected_singleton>);
+  register_scenario("singleton", "hookset",
+                    hookset_slot<SingletonSlot, value_hook, expected_singleton>);
   register_scenario("singleton", "inline", singleton_inline);
   register_scenario("singleton", "fnptr", singleton_vector<value_fn>);
   register_scenario("singleton", "stdfunction", singleton_vector<value_std_fn>);
-  register_scenario("singleton", "signals2", singleton_signal<signals2_signal<int, last_value_combiner>>);
+  register_scenario("singleton", "signals2",
+                    singleton_signal<signals2_signal<int, last_value_combiner>>);
 #if HOOKSET_HAVE_SIGCXX
-  register_scenario("singleton", "sigcxx", singleton_signal<sigcxx_signal<int, last_value_combiner>>);
+  register_scenario("singleton", "sigcxx",
+                    singleton_signal<sigcxx_signal<int, last_value_combiner>>);
 #endif
   return true;
 }();

@@ -47,11 +47,12 @@ hookset::Task<void> hookset_loop(benchmark::State& state, int expected, Dispatch
 
 template <class S>
 void run_hookset(benchmark::State& state, const hookset::HookSet<S>& set, int expected) {
-  hookset::sync_wait(
-      hookset_loop(state, expected, [&set](std::string_view s) { return set.template call<S>(s); }));
+  hookset::sync_wait(hookset_loop(state, expected,
+                                  [&set](std::string_view s) { return set.template call<S>(s); }));
 }
 
-// ---- coro ---------------------------------------------------------------------------------------------
+// ---- coro
+// ---------------------------------------------------------------------------------------------
 
 void coro_hookset(benchmark::State& state, std::int64_t n) {
   hookset::HookSet<CoroFold> set;
@@ -89,7 +90,8 @@ void coro_handcoro(benchmark::State& state, std::int64_t n) {
   handcoro_fold_loop(state, hooks, expected_fold(n)).run_synchronously();
 }
 
-// ---- mix ----------------------------------------------------------------------------------------------
+// ---- mix
+// ----------------------------------------------------------------------------------------------
 
 void mix_hookset(benchmark::State& state, std::int64_t n) {
   hookset::HookSet<MixFold> set;

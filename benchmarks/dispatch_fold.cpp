@@ -25,10 +25,12 @@ template <class S>
 void hookset_fold(benchmark::State& state, std::int64_t n) {
   const auto set = fold_set<S>(n);
   const int expected = std::is_same_v<S, FallbackFold> ? expected_fallback(n) : expected_fold(n);
-  measure(state, expected, [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
+  measure(state, expected,
+          [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
 }
 
-// ---- always_fold ----------------------------------------------------------------------------------
+// ---- always_fold
+// ----------------------------------------------------------------------------------
 
 void always_inline(benchmark::State& state, std::int64_t n) {
   measure(state, expected_fold(n), [n](std::string_view s) {
@@ -63,7 +65,8 @@ void always_sigcxx(benchmark::State& state, std::int64_t n) {
 }
 #endif
 
-// ---- fallback_fold --------------------------------------------------------------------------------
+// ---- fallback_fold
+// --------------------------------------------------------------------------------
 
 void fallback_inline(benchmark::State& state, std::int64_t n) {
   measure(state, expected_fallback(n), [n](std::string_view s) {
@@ -104,7 +107,8 @@ void fallback_sigcxx(benchmark::State& state, std::int64_t n) {
 }
 #endif
 
-// ---- always_fold_mt: threads share one unchanged set ------------------------------------------------
+// ---- always_fold_mt: threads share one unchanged set
+// ------------------------------------------------
 
 constexpr std::int64_t mt_hooks = 8;
 
@@ -117,12 +121,14 @@ void mt_hookset(benchmark::State& state) {
 void mt_stdfunction(benchmark::State& state) {
   using Fn = std::function<int(std::string_view, int)>;
   static const std::vector<Fn> hooks(mt_hooks, Fn(int_fold_hook));
-  measure(state, expected_fold(mt_hooks), [&](std::string_view s) { return always_fold(hooks, s); });
+  measure(state, expected_fold(mt_hooks),
+          [&](std::string_view s) { return always_fold(hooks, s); });
 }
 
 void mt_fnptr(benchmark::State& state) {
   static const std::vector<int_fold_fn> hooks(mt_hooks, int_fold_fn(int_fold_hook));
-  measure(state, expected_fold(mt_hooks), [&](std::string_view s) { return always_fold(hooks, s); });
+  measure(state, expected_fold(mt_hooks),
+          [&](std::string_view s) { return always_fold(hooks, s); });
 }
 
 const bool registered = [] {
@@ -148,8 +154,9 @@ const bool registered = [] {
 #endif
 
   const std::string suffix = "/" + std::to_string(mt_hooks);
-  for (auto [impl, fn] : {std::pair{"hookset", &mt_hookset}, std::pair{"stdfunction", &mt_stdfunction},
-                          std::pair{"fnptr", &mt_fnptr}}) {
+  for (auto [impl, fn] :
+       {std::pair{"hookset", &mt_hookset}, std::pair{"stdfunction", &mt_stdfunction},
+        std::pair{"fnptr", &mt_fnptr}}) {
     benchmark::RegisterBenchmark(("always_fold_mt/" + std::string(impl) + suffix).c_str(), fn)
         ->Threads(1)
         ->Threads(2)

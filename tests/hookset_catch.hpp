@@ -5,20 +5,20 @@
 #pragma once
 
 #if !defined(HOOKSET_CATCH2_MAJOR)
-#  if __has_include(<catch2/catch_all.hpp>)
-#    define HOOKSET_CATCH2_MAJOR 3
-#  elif __has_include(<catch2/catch.hpp>)
-#    define HOOKSET_CATCH2_MAJOR 2
-#  else
-#    error "hookset tests need Catch2 v2 (<catch2/catch.hpp>) or v3 (<catch2/catch_all.hpp>)"
-#  endif
+#if __has_include(<catch2/catch_all.hpp>)
+#define HOOKSET_CATCH2_MAJOR 3
+#elif __has_include(<catch2/catch.hpp>)
+#define HOOKSET_CATCH2_MAJOR 2
+#else
+#error "hookset tests need Catch2 v2 (<catch2/catch.hpp>) or v3 (<catch2/catch_all.hpp>)"
+#endif
 #endif
 
 #if HOOKSET_CATCH2_MAJOR >= 3
-#  include <catch2/catch_all.hpp>
+#include <catch2/catch_all.hpp>
 #else
-#  include <catch2/catch.hpp>
-#  include <string>
+#include <catch2/catch.hpp>
+#include <string>
 // v3 spellings, so a test reads the same under both versions.
 namespace Catch {
 using Detail::Approx;

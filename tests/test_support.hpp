@@ -69,7 +69,8 @@ inline auto plain_hook(std::string name, int output) {
   };
 }
 
-// ---- events ---------------------------------------------------------------------------------------
+// ---- events
+// ---------------------------------------------------------------------------------------
 
 // Suspends whoever awaits it until fire() is called (on the calling thread, resuming inline).
 class ManualEvent {

@@ -48,9 +48,10 @@ inline void consume(const std::optional<int>& value) {
   benchmark::DoNotOptimize(parts);
 }
 
-// ---- hook bodies ----------------------------------------------------------------------------------
-// Captureless lambdas: they convert to the peers' function pointers, and hookset stores them as
-// they are. Each does one addition, so dispatch overhead is what is measured.
+// ---- hook bodies
+// ---------------------------------------------------------------------------------- Captureless
+// lambdas: they convert to the peers' function pointers, and hookset stores them as they are. Each
+// does one addition, so dispatch overhead is what is measured.
 
 inline int default_value(std::string_view s) noexcept { return static_cast<int>(s.size()); }
 
@@ -67,7 +68,8 @@ inline constexpr auto fold_hook = [](std::string_view s, std::optional<int> last
 inline constexpr auto int_fold_hook = [](std::string_view s, int last) noexcept {
   return last + static_cast<int>(s.size());
 };
-inline constexpr auto opt_fold_hook = [](std::string_view s, const std::optional<int>& last) noexcept {
+inline constexpr auto opt_fold_hook =
+    [](std::string_view s, const std::optional<int>& last) noexcept {
   return last.value_or(0) + static_cast<int>(s.size());
 };
 using int_fold_fn = int (*)(std::string_view, int);
@@ -80,7 +82,9 @@ inline constexpr auto chain_hook = [](std::string_view s) noexcept -> std::optio
 using chain_fn = std::optional<int> (*)(std::string_view);
 
 // Aggregate and Singleton hooks: one output each.
-inline constexpr auto value_hook = [](std::string_view s) noexcept { return static_cast<int>(s.size()) + 1; };
+inline constexpr auto value_hook = [](std::string_view s) noexcept {
+  return static_cast<int>(s.size()) + 1;
+};
 using value_fn = int (*)(std::string_view);
 
 // The aggregate companion: sums the outputs (default first, then the hooks).
@@ -108,7 +112,8 @@ struct ChainSlot : hookset::Slot<std::optional<int>(std::string_view), hookset::
                                  hookset::Chain<hookset::ShortCircuit>> {
   static std::optional<int> default_impl(std::string_view s) noexcept { return default_value(s); }
 };
-struct AggregateSlot : hookset::Slot<int(std::string_view), hookset::Always, hookset::Aggregate<Sum>> {
+struct AggregateSlot
+    : hookset::Slot<int(std::string_view), hookset::Always, hookset::Aggregate<Sum>> {
   static int default_impl(std::string_view s) noexcept { return default_value(s); }
 };
 struct SingletonSlot : hookset::Slot<int(std::string_view), hookset::Singleton> {
@@ -124,7 +129,9 @@ struct MixFold : hookset::Slot<int(std::string_view), hookset::Always> {
 // What a dispatch of each scenario returns for `input` with n hooks: every implementation is
 // checked against it before it is timed.
 inline int size_of_input() noexcept { return static_cast<int>(input.size()); }
-inline int expected_fold(std::int64_t n) noexcept { return size_of_input() * static_cast<int>(1 + n); }
+inline int expected_fold(std::int64_t n) noexcept {
+  return size_of_input() * static_cast<int>(1 + n);
+}
 inline int expected_fallback(std::int64_t n) noexcept {
   return size_of_input() * static_cast<int>(n == 0 ? 1 : n);
 }
@@ -132,23 +139,27 @@ inline std::optional<int> expected_chain(std::int64_t) noexcept { return size_of
 inline int expected_aggregate(std::int64_t n) noexcept {
   return size_of_input() + static_cast<int>(n) * (size_of_input() + 1);
 }
-inline int expected_singleton(std::int64_t n) noexcept { return size_of_input() + (n == 0 ? 0 : 1); }
+inline int expected_singleton(std::int64_t n) noexcept {
+  return size_of_input() + (n == 0 ? 0 : 1);
+}
 
 // In the `mix` scenario hook i is a coroutine hook when i is even, else synchronous (so N = 1 is
 // one coroutine hook, N = 8 four of each).
 inline constexpr bool mix_hook_is_async(std::int64_t i) noexcept { return i % 2 == 0; }
 
-// ---- registration ---------------------------------------------------------------------------------
+// ---- registration
+// ---------------------------------------------------------------------------------
 
 // Registers `<scenario>/<impl>/<N>` for every hook count; `fn(state, n)` runs one benchmark.
 // Returns the registrations, for further options (threads, ...).
 template <class Fn>
-std::vector<benchmark::internal::Benchmark*> register_scenario(const char* scenario, const char* impl, Fn fn) {
+std::vector<benchmark::internal::Benchmark*> register_scenario(const char* scenario,
+                                                               const char* impl, Fn fn) {
   std::vector<benchmark::internal::Benchmark*> registered;
   for (std::int64_t n : hook_counts) {
     const std::string name = std::string(scenario) + "/" + impl + "/" + std::to_string(n);
-    registered.push_back(
-        benchmark::RegisterBenchmark(name.c_str(), [fn, n](benchmark::State& state) { fn(state, n); }));
+    registered.push_back(benchmark::RegisterBenchmark(
+        name.c_str(), [fn, n](benchmark::State& state) { fn(state, n); }));
   }
   return registered;
 }

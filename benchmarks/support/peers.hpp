@@ -54,7 +54,8 @@ void measure(benchmark::State& state, const Expected& expected, Dispatch&& dispa
   state.SetItemsProcessed(state.iterations());
 }
 
-// ---- the scenarios' semantics, over any container of hooks -----------------------------------------
+// ---- the scenarios' semantics, over any container of hooks
+// -----------------------------------------
 
 // Always: last = default, then last = hook(s, last) for each hook.
 template <class Hooks>
@@ -102,10 +103,13 @@ int singleton(const Hooks& hooks, std::string_view s) {
 }
 
 // The contribution a Signals2 / libsigc++ slot returns in the fold scenarios.
-inline constexpr auto size_hook = [](std::string_view s) noexcept { return static_cast<int>(s.size()); };
+inline constexpr auto size_hook = [](std::string_view s) noexcept {
+  return static_cast<int>(s.size());
+};
 
-// ---- Boost.Signals2 combiners and libsigc++ accumulators ---------------------------------------------
-// Both libraries call them with an iterator range whose dereference invokes the slot.
+// ---- Boost.Signals2 combiners and libsigc++ accumulators
+// --------------------------------------------- Both libraries call them with an iterator range
+// whose dereference invokes the slot.
 
 // Fold without the default: nullopt for no slots, else the fold of the outputs.
 struct fold_combiner {

@@ -80,7 +80,8 @@ TEST_CASE("co_await of a dispatch inside an asio::awaitable, synchronous hooks")
   Set set;
   set.add<Score>([](int x, std::optional<int> last) { return x + *last; });
   set.add<Score>([](int x, std::optional<int> last) { return x * *last; });
-  const int result = run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(3); }());
+  const int result =
+      run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(3); }());
   CHECK(result == 18);  // 3, then 3 + 3, then 3 * 6
 }
 
@@ -91,7 +92,8 @@ TEST_CASE("async_call with use_future, a callback and deferred") {
   auto future = hookset::asio::async_call(io.get_executor(), set.call<Score>(5), net::use_future);
   std::optional<int> from_callback;
   std::thread::id callback_thread;
-  hookset::asio::async_call(io.get_executor(), set.call<Score>(7), [&](std::exception_ptr error, int value) {
+  hookset::asio::async_call(io.get_executor(), set.call<Score>(7),
+                            [&](std::exception_ptr error, int value) {
     CHECK_FALSE(error);
     from_callback = value;
     callback_thread = std::this_thread::get_id();
@@ -107,17 +109,20 @@ TEST_CASE("async_call with use_future, a callback and deferred") {
   CHECK(from_deferred == 2);
 }
 
-TEST_CASE("asio::awaitable hooks mixed with synchronous and Task hooks, and an asio::awaitable default") {
+TEST_CASE(
+    "asio::awaitable hooks mixed with synchronous and Task hooks, and an asio::awaitable default") {
   net::io_context io;
   Set set;
   set.add<Score>([](int x, std::optional<int> last) { return sleeping(x, last, 2ms); });
   set.add<Score>([](int x, std::optional<int> last) -> Task<int> { co_return x * 10 + *last; });
   set.add<Score>([](int x, std::optional<int> last) { return *last - x; });
   set.add<Remote>([](int x, std::optional<int> last) { return sleeping(x, last, 1ms); });
-  const int score = run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(2); }());
+  const int score =
+      run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(2); }());
   CHECK(score == (2 * 10 + 4) - 2);
   Set fallback_only;
-  const int remote = run_on(io, [&]() -> net::awaitable<int> { co_return co_await fallback_only.call<Remote>(3); }());
+  const int remote = run_on(
+      io, [&]() -> net::awaitable<int> { co_return co_await fallback_only.call<Remote>(3); }());
   CHECK(remote == 300);
   CHECK(running == 0);
 }
@@ -130,12 +135,13 @@ TEST_CASE("the handler's cancellation slot cancels the running asio::awaitable h
   std::exception_ptr error;
   bool done = false;
   int running_at_completion = -1;
-  hookset::asio::async_call(io.get_executor(), set.call<Score>(1),
-                            net::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, int) {
-                              error = e;
-                              done = true;
-                              running_at_completion = running;
-                            }));
+  hookset::asio::async_call(
+      io.get_executor(), set.call<Score>(1),
+      net::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, int) {
+        error = e;
+        done = true;
+        running_at_completion = running;
+      }));
   net::steady_timer later(io, 20ms);
   later.async_wait([&](auto) { signal.emit(net::cancellation_type::terminal); });
   const auto start = std::chrono::steady_clock::now();
@@ -174,7 +180,8 @@ TEST_CASE("a hook's time limit on the io_context's timers - FailOpen skips it") 
   set.add<Score>([](int x, std::optional<int> last) { return sleeping(x, last, 10s); },
                  {.name = "plugin", .timeout = 10ms, .on_failure = hookset::FailOpen});
   set.add<Score>([](int x, std::optional<int> last) { return x * 100 + *last; });
-  const int result = run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(1); }());
+  const int result =
+      run_on(io, [&]() -> net::awaitable<int> { co_return co_await set.call<Score>(1); }());
   CHECK(result == 101);
   CHECK(running == 0);
 }
@@ -195,8 +202,9 @@ TEST_CASE("a client that stops waiting: the dispatch is cancelled and its argume
   });
   const bool timed_out = run_on(io, [&]() -> net::awaitable<bool> {
     net::steady_timer patience(co_await net::this_coro::executor, 10ms);
-    auto winner = co_await (hookset::asio::async_call(set.call<Audit>(std::string(100, 'x')), net::use_awaitable) ||
-                            patience.async_wait(net::use_awaitable));
+    auto winner = co_await (
+        hookset::asio::async_call(set.call<Audit>(std::string(100, 'x')), net::use_awaitable) ||
+        patience.async_wait(net::use_awaitable));
     co_return winner.index() == 1;
   }());
   CHECK(timed_out);
@@ -208,13 +216,15 @@ TEST_CASE("the set destroyed while its dispatch waits in an asio::awaitable hook
   auto set = std::make_unique<Set>();
   set->add<Score>([](int x, std::optional<int> last) { return sleeping(x, last, 5ms); });
   std::optional<int> result;
-  hookset::asio::async_call(io.get_executor(), set->call<Score>(2), [&](std::exception_ptr, int value) { result = value; });
+  hookset::asio::async_call(io.get_executor(), set->call<Score>(2),
+                            [&](std::exception_ptr, int value) { result = value; });
   set.reset();  // the dispatch started at once: it keeps its hooks
   io.run();
   CHECK(result == 4);
 }
 
-TEST_CASE("thousands of random cancellations on a two-thread io_context: no hook runs after completion") {
+TEST_CASE(
+    "thousands of random cancellations on a two-thread io_context: no hook runs after completion") {
   // Three kinds of dispatch, so the outcome of each is known whatever the machine's speed (a
   // sanitizer build starts the 3000 dispatches slower than their timers run out):
   //   i % 3 == 0: the hook waits an hour and the dispatch is cancelled: only cancellation ends it;
@@ -230,7 +240,8 @@ TEST_CASE("thousands of random cancellations on a two-thread io_context: no hook
       std::atomic<int>& count;
       ~leave() { --count; }
     } on_exit{active};
-    auto wait = x % 3 == 0 ? std::chrono::milliseconds(std::chrono::hours(1)) : std::chrono::milliseconds(x % 7 == 0 ? 0 : 1 + x % 20);
+    auto wait = x % 3 == 0 ? std::chrono::milliseconds(std::chrono::hours(1))
+                           : std::chrono::milliseconds(x % 7 == 0 ? 0 : 1 + x % 20);
     net::steady_timer timer(co_await net::this_coro::executor, wait);
     co_await timer.async_wait(net::use_awaitable);
     co_return x + *last;
@@ -239,25 +250,30 @@ TEST_CASE("thousands of random cancellations on a two-thread io_context: no hook
   constexpr int dispatches = 3000;
   std::atomic<int> completed{0}, cancelled_forced{0}, cancelled_raced{0}, uncancelled_failed{0};
   std::vector<std::unique_ptr<net::cancellation_signal>> signals;
-  for (int i = 0; i < dispatches; ++i) signals.push_back(std::make_unique<net::cancellation_signal>());
+  for (int i = 0; i < dispatches; ++i)
+    signals.push_back(std::make_unique<net::cancellation_signal>());
   auto strand = net::make_strand(io);
   for (int i = 0; i < dispatches; ++i) {
     net::post(strand, [&, i] {
-      hookset::asio::async_call(io.get_executor(), set.call<Score>(i),
-                                net::bind_cancellation_slot(signals[i]->slot(), net::bind_executor(strand, [&, i](std::exception_ptr e, int) {
-                                  if (active.load() < 0) late_hook = true;
-                                  if (e && i % 3 == 0) ++cancelled_forced;
-                                  if (e && i % 3 == 1) ++cancelled_raced;
-                                  if (e && i % 3 == 2) ++uncancelled_failed;
-                                  ++completed;
-                                })));
-      if (i % 3 != 2) net::post(strand, [&, i] { signals[i]->emit(net::cancellation_type::terminal); });
+      hookset::asio::async_call(
+          io.get_executor(), set.call<Score>(i),
+          net::bind_cancellation_slot(signals[i]->slot(),
+                                      net::bind_executor(strand, [&, i](std::exception_ptr e, int) {
+                                        if (active.load() < 0) late_hook = true;
+                                        if (e && i % 3 == 0) ++cancelled_forced;
+                                        if (e && i % 3 == 1) ++cancelled_raced;
+                                        if (e && i % 3 == 2) ++uncancelled_failed;
+                                        ++completed;
+                                      })));
+      if (i % 3 != 2)
+        net::post(strand, [&, i] { signals[i]->emit(net::cancellation_type::terminal); });
     });
   }
   std::thread second([&] { io.run(); });
   io.run();
   second.join();
-  INFO("cancelled while racing their timers: " << cancelled_raced.load() << " of " << dispatches / 3);
+  INFO("cancelled while racing their timers: " << cancelled_raced.load() << " of "
+                                               << dispatches / 3);
   CHECK(completed == dispatches);
   CHECK(cancelled_forced == dispatches / 3);
   CHECK(uncancelled_failed == 0);

@@ -35,9 +35,12 @@ class until_stopped {
   auto operator co_await() & noexcept {
     struct awaiter {
       until_stopped& self;
-      bool await_ready() const noexcept { return self.token_.stop_requested() || !self.token_.stop_possible(); }
+      bool await_ready() const noexcept {
+        return self.token_.stop_requested() || !self.token_.stop_possible();
+      }
       void await_suspend(std::coroutine_handle<> waiting) {
-        self.callback_ = std::make_unique<std::stop_callback<resume_waiter>>(self.token_, resume_waiter{waiting});
+        self.callback_ = std::make_unique<std::stop_callback<resume_waiter>>(
+            self.token_, resume_waiter{waiting});
       }
       void await_resume() const noexcept {}
     };
@@ -78,10 +81,10 @@ struct Sum {
   Task<int> operator()(std::vector<int> outputs) const {
     note("aggregate");
     {
-    const std::stop_token token = co_await hookset::current_stop_token();
-    until_stopped waiter{token};
-    co_await waiter;
-  }
+      const std::stop_token token = co_await hookset::current_stop_token();
+      until_stopped waiter{token};
+      co_await waiter;
+    }
     int total = 0;
     for (int v : outputs) total += v;
     co_return total;
@@ -129,13 +132,15 @@ TEST_CASE("a dispatch whose stop token is already triggered runs nothing and end
   });
   std::stop_source source;
   source.request_stop();
-  const auto error = expect_error<hookset::DispatchCancelled>(set.call<Count>(1).with_stop_token(source.get_token()));
+  const auto error = expect_error<hookset::DispatchCancelled>(
+      set.call<Count>(1).with_stop_token(source.get_token()));
   CHECK(error.slot == "Count");
   CHECK(std::string(error.what()).find("Count") != std::string::npos);
   CHECK(log.empty());
 }
 
-TEST_CASE("a stop reaches the running Task hook - which finishes before the dispatch ends cancelled") {
+TEST_CASE(
+    "a stop reaches the running Task hook - which finishes before the dispatch ends cancelled") {
   auto& log = fresh_log();
   Set set;
   set.add<Count>([](int x, std::optional<int> last) { return waiting_hook("a", x, last); });
@@ -258,13 +263,14 @@ TEST_CASE("a hook's own time limit with FailClosed: HookFailed whose cause is th
   CHECK_THROWS_AS(std::rethrow_exception(error.cause), hookset::DispatchTimeout);
 }
 
-TEST_CASE("a synchronous hook over its time limit is timed out when it returns - its output discarded") {
+TEST_CASE(
+    "a synchronous hook over its time limit is timed out when it returns - its output discarded") {
   fresh_log();
   Set set;
   set.add<Count>(
       [](int x, std::optional<int>) {
-        std::this_thread::sleep_for(30ms);
-        return x * 1000;
+    std::this_thread::sleep_for(30ms);
+    return x * 1000;
       },
       {.name = "sleepy", .timeout = 5ms, .on_failure = hookset::FailOpen});
   CHECK(sync_wait(set.call<Count>(3)) == 3);  // the default's, the hook's 3000 discarded
@@ -292,7 +298,8 @@ TEST_CASE("a cancellation inside an asynchronous companion") {
     while (test_support::logged().empty()) std::this_thread::sleep_for(1ms);
     source.request_stop();
   });
-  expect_error<hookset::DispatchCancelled>(set.call<Collect>(1).with_stop_token(source.get_token()));
+  expect_error<hookset::DispatchCancelled>(
+      set.call<Collect>(1).with_stop_token(source.get_token()));
   canceller.join();
   CHECK(log == test_support::Log{"aggregate"});
 }
@@ -315,7 +322,8 @@ TEST_CASE("the stop token reaches the hooks of a dispatch nested in a hook") {
   CHECK(log == test_support::Log{"default", "outer", "inner waits", "inner stopped"});
 }
 
-TEST_CASE("options travel with a moved dispatch - and a dispatch without a stop finishes normally") {
+TEST_CASE(
+    "options travel with a moved dispatch - and a dispatch without a stop finishes normally") {
   fresh_log();
   Set set;
   set.add<Count>([](int x, std::optional<int> last) -> Task<int> { co_return x + *last; });

@@ -1,5 +1,5 @@
-// The built-in chain companions (docs/semantics.md, "Companions"): hookset::ShortCircuit breaks on the
-// first output whose has_value() is false, hookset::FirstSuccess on the first whose has_value()
+// The built-in chain companions (docs/semantics.md, "Companions"): hookset::ShortCircuit breaks on
+// the first output whose has_value() is false, hookset::FirstSuccess on the first whose has_value()
 // is true. Exercised on their own and as the Chain of Always / Fallback slots, with
 // std::optional, a custom type with has_value(), boost::outcome and (where the standard library
 // has it) std::expected.
@@ -10,8 +10,8 @@
 #include "test_support.hpp"
 
 #include <optional>
-#include <system_error>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -37,7 +37,9 @@ using test_support::Log;
 
 using MaybeInt = std::optional<int>;
 
-std::string show(const MaybeInt& value) { return value ? std::to_string(*value) : std::string("nullopt"); }
+std::string show(const MaybeInt& value) {
+  return value ? std::to_string(*value) : std::string("nullopt");
+}
 
 // A result type of our own: has_value() is all the built-ins need.
 struct Verdict {
@@ -51,7 +53,8 @@ struct Verdict {
 // ---- slots -------------------------------------------------------------------------------------
 
 // A validation gate: every check runs until one fails.
-struct ValidateGate : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
+struct ValidateGate
+    : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
   static MaybeInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     if (x < 0) return std::nullopt;
@@ -59,8 +62,9 @@ struct ValidateGate : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Cha
   }
 };
 // The same gate, collecting every output it saw.
-struct ValidateAll : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>,
-                                   hookset::Aggregate<struct CountOutputs>> {
+struct ValidateAll
+    : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>,
+                    hookset::Aggregate<struct CountOutputs>> {
   static MaybeInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     return x;
@@ -75,7 +79,8 @@ struct CountOutputs {
   }
 };
 
-struct VerdictGate : hookset::Slot<Verdict(std::string), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
+struct VerdictGate
+    : hookset::Slot<Verdict(std::string), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
   static Verdict default_impl(const std::string& text) {
     calls.push_back("default(" + text + ")");
     return text.empty() ? Verdict::fail("empty") : Verdict::pass();
@@ -91,7 +96,8 @@ struct ChooseModel : hookset::Slot<std::optional<std::string>(std::string_view),
   }
 };
 // FirstSuccess on an Always slot: a default with a value ends the dispatch at once.
-struct Lookup : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::FirstSuccess>> {
+struct Lookup
+    : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hookset::FirstSuccess>> {
   static MaybeInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     if (x == 0) return std::nullopt;
@@ -102,7 +108,8 @@ struct Lookup : hookset::Slot<MaybeInt(int), hookset::Always, hookset::Chain<hoo
 #if HOOKSET_TEST_HAS_OUTCOME
 namespace outcome = boost::outcome_v2;
 using OutcomeInt = outcome::std_result<int>;
-struct OutcomeGate : hookset::Slot<OutcomeInt(int), hookset::Fallback, hookset::Chain<hookset::ShortCircuit>> {
+struct OutcomeGate
+    : hookset::Slot<OutcomeInt(int), hookset::Fallback, hookset::Chain<hookset::ShortCircuit>> {
   static OutcomeInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     return x;
@@ -112,14 +119,16 @@ struct OutcomeGate : hookset::Slot<OutcomeInt(int), hookset::Fallback, hookset::
 
 #if __has_include(<expected>) && defined(__cpp_lib_expected)
 using ExpectedInt = std::expected<int, std::string>;
-struct ExpectedGate : hookset::Slot<ExpectedInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
+struct ExpectedGate
+    : hookset::Slot<ExpectedInt(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
   static ExpectedInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     if (x < 0) return std::unexpected("negative");
     return x;
   }
 };
-struct ExpectedFirst : hookset::Slot<ExpectedInt(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
+struct ExpectedFirst
+    : hookset::Slot<ExpectedInt(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
   static ExpectedInt default_impl(int x) {
     calls.push_back("default(" + std::to_string(x) + ")");
     return x;
@@ -129,14 +138,17 @@ struct ExpectedFirst : hookset::Slot<ExpectedInt(int), hookset::Fallback, hookse
 
 using Set = hookset::HookSet<ValidateGate, ValidateAll, VerdictGate, ChooseModel, Lookup
 #if HOOKSET_TEST_HAS_OUTCOME
-                             , OutcomeGate
+                             ,
+                             OutcomeGate
 #endif
 #if __has_include(<expected>) && defined(__cpp_lib_expected)
-                             , ExpectedGate, ExpectedFirst
+                             ,
+                             ExpectedGate, ExpectedFirst
 #endif
                              >;
 
-// ---- hooks ---------------------------------------------------------------------------------------
+// ---- hooks
+// ---------------------------------------------------------------------------------------
 
 auto int_hook(std::string name, MaybeInt output) {
   return [name, output](int x) {
@@ -201,7 +213,9 @@ TEST_CASE("ShortCircuit+optional: a default without a value stops the gate befor
   REQUIRE(log == Log{"default(-1)"});
 }
 
-TEST_CASE("ShortCircuit+optional: the first hook output without a value is returned, later hooks skipped") {
+TEST_CASE(
+    "ShortCircuit+optional: the first hook output without a value is returned, later hooks "
+    "skipped") {
   Log& log = fresh_log();
   Set set;
   set.add<ValidateGate>(int_hook("h1", 10));
@@ -211,7 +225,8 @@ TEST_CASE("ShortCircuit+optional: the first hook output without a value is retur
   REQUIRE(log == Log{"default(1)", "h1(1)", "h2(1)"});
 }
 
-TEST_CASE("ShortCircuit+optional: when every output has a value, the last hook's output is returned") {
+TEST_CASE(
+    "ShortCircuit+optional: when every output has a value, the last hook's output is returned") {
   Log& log = fresh_log();
   Set set;
   set.add<ValidateGate>(int_hook("h1", 10));
@@ -220,7 +235,8 @@ TEST_CASE("ShortCircuit+optional: when every output has a value, the last hook's
   REQUIRE(log == Log{"default(1)", "h1(1)", "h2(1)"});
 }
 
-TEST_CASE("ShortCircuit+optional with an Aggregate: the failing output is the last one aggregated") {
+TEST_CASE(
+    "ShortCircuit+optional with an Aggregate: the failing output is the last one aggregated") {
   Log& log = fresh_log();
   Set set;
   set.add<ValidateAll>(int_hook("h1", 10));
@@ -344,7 +360,9 @@ TEST_CASE("FirstSuccess+optional on Fallback, no hooks: the (async) default answ
   REQUIRE(log == Log{"default(summarise)"});
 }
 
-TEST_CASE("FirstSuccess+optional on Fallback: the first hook with a value wins, later hooks and the default skipped") {
+TEST_CASE(
+    "FirstSuccess+optional on Fallback: the first hook with a value wins, later hooks and the "
+    "default skipped") {
   Log& log = fresh_log();
   Set set;
   set.add<ChooseModel>(model_hook("cheap", std::nullopt));
@@ -366,7 +384,8 @@ TEST_CASE("FirstSuccess+optional on Fallback: nobody knows, so the default runs 
   REQUIRE(log == Log{"a(chat)", "b(chat)", "default(chat)"});
 }
 
-TEST_CASE("FirstSuccess+optional on Always: a default with a value ends the dispatch before any hook") {
+TEST_CASE(
+    "FirstSuccess+optional on Always: a default with a value ends the dispatch before any hook") {
   Log& log = fresh_log();
   Set set;
   set.add<Lookup>(int_hook("h1", 10));
@@ -374,7 +393,8 @@ TEST_CASE("FirstSuccess+optional on Always: a default with a value ends the disp
   REQUIRE(log == Log{"default(4)"});
 }
 
-TEST_CASE("FirstSuccess+optional on Always: an empty default lets hooks run until one has a value") {
+TEST_CASE(
+    "FirstSuccess+optional on Always: an empty default lets hooks run until one has a value") {
   Log& log = fresh_log();
   Set set;
   set.add<Lookup>(int_hook("h1", std::nullopt));
@@ -384,7 +404,8 @@ TEST_CASE("FirstSuccess+optional on Always: an empty default lets hooks run unti
   REQUIRE(log == Log{"default(0)", "h1(0)", "h2(0)"});
 }
 
-TEST_CASE("FirstSuccess+optional on Always: no output has a value: the last hook's (empty) output") {
+TEST_CASE(
+    "FirstSuccess+optional on Always: no output has a value: the last hook's (empty) output") {
   Log& log = fresh_log();
   Set set;
   set.add<Lookup>(int_hook("h1", std::nullopt));

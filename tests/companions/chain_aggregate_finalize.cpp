@@ -31,7 +31,8 @@ using test_support::note;
 
 std::string list(const std::vector<int>& values) {
   std::string text = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? "," : "") + std::to_string(values[i]);
   return text + "}";
 }
 
@@ -41,7 +42,8 @@ int sum(const std::vector<int>& values) {
   return total;
 }
 
-// ---- companions ----------------------------------------------------------------------------------
+// ---- companions
+// ----------------------------------------------------------------------------------
 
 // Chain: Break on a negative output.
 struct BreakOnNegative {
@@ -207,7 +209,8 @@ struct ThrowingFinalize {
   }
 };
 
-// ---- slots -----------------------------------------------------------------------------------------
+// ---- slots
+// -----------------------------------------------------------------------------------------
 
 // Every slot here is int(int) with a default that logs and returns its argument.
 template <class... Options>
@@ -252,10 +255,11 @@ struct AlwaysFinalizeText : IntSlot<Always, Finalize<Describe>, Output<std::stri
 
 struct AsyncAlwaysChain : AsyncIntSlot<Always, Chain<AsyncBreakOnNegative>> {};
 struct AsyncAlwaysAggregate : AsyncIntSlot<Always, Aggregate<AsyncSum>> {};
-struct AsyncFallbackChainAggregateText
-    : AsyncIntSlot<Fallback, Chain<AsyncBreakOnNegative>, Aggregate<AsyncJoin>, Output<std::string>> {};
+struct AsyncFallbackChainAggregateText : AsyncIntSlot<Fallback, Chain<AsyncBreakOnNegative>,
+                                                      Aggregate<AsyncJoin>, Output<std::string>> {};
 struct AsyncFallbackChainFinalizeText
-    : IntSlot<Fallback, Chain<AsyncBreakOnNegative>, Finalize<AsyncDescribe>, Output<std::string>> {};
+    : IntSlot<Fallback, Chain<AsyncBreakOnNegative>, Finalize<AsyncDescribe>, Output<std::string>> {
+};
 struct SuspendingChainSlot : IntSlot<Always, Chain<SuspendingChain>> {};
 
 struct ConfiguredChain : IntSlot<Fallback, Chain<AtLeast>> {};
@@ -277,13 +281,14 @@ struct FinalizeThrows : IntSlot<Fallback, Finalize<ThrowingFinalize>> {};
 using Set = hookset::HookSet<
     AlwaysChain, AlwaysAggregate, AlwaysChainAggregate, FallbackChain, FallbackAggregate,
     FallbackChainAggregate, AlwaysAggregateText, FallbackAggregateText, FallbackChainAggregateText,
-    AlwaysFinalize, FallbackFinalize, AlwaysChainFinalize, FallbackChainFinalize, AlwaysFinalizeText,
-    AsyncAlwaysChain, AsyncAlwaysAggregate, AsyncFallbackChainAggregateText,
+    AlwaysFinalize, FallbackFinalize, AlwaysChainFinalize, FallbackChainFinalize,
+    AlwaysFinalizeText, AsyncAlwaysChain, AsyncAlwaysAggregate, AsyncFallbackChainAggregateText,
     AsyncFallbackChainFinalizeText, SuspendingChainSlot, ConfiguredChain, ConfiguredAggregate,
     ConfiguredFinalize, CountedChainSlot, NeedsChainConfig, NeedsAggregateConfig,
     NeedsFinalizeConfig, NamedNeedsConfig, ChainThrows, AggregateThrows, FinalizeThrows>;
 
-// ---- hooks -----------------------------------------------------------------------------------------
+// ---- hooks
+// -----------------------------------------------------------------------------------------
 
 // Hooks of a non-fold slot: log their name and argument, return `output` (test_support::plain_hook
 // is the synchronous one).
@@ -353,8 +358,8 @@ TEST_CASE("Always+Chain: if every output continues, the last hook's output is th
   set.add<AlwaysChain>(plain_hook("h2", 20));
   set.add<AlwaysChain>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AlwaysChain>(1)) == 30);
-  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)",
-                     "h3(1)", "chain(30)"});
+  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)", "h3(1)",
+                     "chain(30)"});
 }
 
 TEST_CASE("Always+Chain: a Break from the last hook is returned like any other") {
@@ -405,11 +410,13 @@ TEST_CASE("Always+Chain+Aggregate: every output continues: aggregate({default, h
   set.add<AlwaysChainAggregate>(plain_hook("h2", 20));
   set.add<AlwaysChainAggregate>(plain_hook("h3", 30));
   REQUIRE(sync_wait(set.call<AlwaysChainAggregate>(1)) == 61);
-  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)",
-                     "h3(1)", "chain(30)", "aggregate{1,10,20,30}"});
+  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)", "h3(1)",
+                     "chain(30)", "aggregate{1,10,20,30}"});
 }
 
-TEST_CASE("Always+Chain+Aggregate: on Break the breaking output is added and the outputs so far aggregated") {
+TEST_CASE(
+    "Always+Chain+Aggregate: on Break the breaking output is added and the outputs so far "
+    "aggregated") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysChainAggregate>(plain_hook("h1", 10));
@@ -420,7 +427,8 @@ TEST_CASE("Always+Chain+Aggregate: on Break the breaking output is added and the
                      "aggregate{1,10,-20}"});
 }
 
-TEST_CASE("Always+Chain+Aggregate: Break on the default aggregates just the default, no hook runs") {
+TEST_CASE(
+    "Always+Chain+Aggregate: Break on the default aggregates just the default, no hook runs") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysChainAggregate>(plain_hook("h1", 10));
@@ -459,7 +467,9 @@ TEST_CASE("Fallback+Chain: a Break from the first hook stops at once") {
   REQUIRE(log == Log{"h1(5)", "chain(-1)"});
 }
 
-TEST_CASE("Fallback+Chain: if every hook continues, the default runs at the end and its output is returned") {
+TEST_CASE(
+    "Fallback+Chain: if every hook continues, the default runs at the end and its output is "
+    "returned") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackChain>(plain_hook("h1", 10));
@@ -472,7 +482,8 @@ TEST_CASE("Fallback+Chain: if every hook continues, the default runs at the end 
 // Fallback + Aggregate
 // ================================================================================================
 
-TEST_CASE("Fallback+Aggregate, no hooks: the default is returned directly, the aggregate is not called") {
+TEST_CASE(
+    "Fallback+Aggregate, no hooks: the default is returned directly, the aggregate is not called") {
   Log& log = fresh_log();
   const Set set;
   REQUIRE(sync_wait(set.call<FallbackAggregate>(6)) == 6);
@@ -482,7 +493,8 @@ TEST_CASE("Fallback+Aggregate, no hooks: the default is returned directly, the a
 TEST_CASE("Fallback+Aggregate with Output<T>, no hooks: aggregate({default})") {
   Log& log = fresh_log();
   const Set set;
-  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<FallbackAggregateText>(6))), std::string>);
+  STATIC_REQUIRE(
+      std::is_same_v<decltype(sync_wait(set.call<FallbackAggregateText>(6))), std::string>);
   REQUIRE(sync_wait(set.call<FallbackAggregateText>(6)) == "{6}");
   REQUIRE(log == Log{"default(6)", "join{6}"});
 }
@@ -510,7 +522,9 @@ TEST_CASE("Fallback+Aggregate with Output<T> and hooks: aggregate({h1, h2}), def
 // Fallback + Chain + Aggregate
 // ================================================================================================
 
-TEST_CASE("Fallback+Chain+Aggregate, no hooks: the default returned directly, neither chain nor aggregate called") {
+TEST_CASE(
+    "Fallback+Chain+Aggregate, no hooks: the default returned directly, neither chain nor "
+    "aggregate called") {
   Log& log = fresh_log();
   const Set set;
   REQUIRE(sync_wait(set.call<FallbackChainAggregate>(-3)) == -3);
@@ -524,7 +538,9 @@ TEST_CASE("Fallback+Chain+Aggregate with Output<T>, no hooks: aggregate({default
   REQUIRE(log == Log{"default(-3)", "join{-3}"});
 }
 
-TEST_CASE("Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later hooks and default do not run") {
+TEST_CASE(
+    "Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later hooks and default do not "
+    "run") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackChainAggregate>(plain_hook("h1", 10));
@@ -534,7 +550,9 @@ TEST_CASE("Fallback+Chain+Aggregate: on Break, aggregate(outputs so far), later 
   REQUIRE(log == Log{"h1(1)", "chain(10)", "h2(1)", "chain(-20)", "aggregate{10,-20}"});
 }
 
-TEST_CASE("Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook outputs), the default is NOT run") {
+TEST_CASE(
+    "Fallback+Chain+Aggregate: if every hook continues, aggregate(all hook outputs), the default "
+    "is NOT run") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackChainAggregate>(plain_hook("h1", 10));
@@ -563,7 +581,8 @@ TEST_CASE("Always+Finalize, no hooks: finalize(default)") {
   REQUIRE(log == Log{"default(2)", "finalize(2)"});
 }
 
-TEST_CASE("Always+Finalize with hooks: the hooks fold with last as in Always, then finalize(result)") {
+TEST_CASE(
+    "Always+Finalize with hooks: the hooks fold with last as in Always, then finalize(result)") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysFinalize>(fold_hook("h1", 1));
@@ -572,14 +591,16 @@ TEST_CASE("Always+Finalize with hooks: the hooks fold with last as in Always, th
   REQUIRE(log == Log{"default(3)", "h1(3, last=3)", "h2(3, last=31)", "finalize(312)"});
 }
 
-TEST_CASE("Fallback+Finalize: finalize(default) without hooks, with hooks finalize(fold from nullopt)") {
+TEST_CASE(
+    "Fallback+Finalize: finalize(default) without hooks, with hooks finalize(fold from nullopt)") {
   Log& log = fresh_log();
   Set set;
   REQUIRE(sync_wait(set.call<FallbackFinalize>(4)) == 1004);
   set.add<FallbackFinalize>(fold_hook("h1", 1));
   set.add<FallbackFinalize>(fold_hook("h2", 2));
   REQUIRE(sync_wait(set.call<FallbackFinalize>(5)) == 1012);
-  REQUIRE(log == Log{"default(4)", "finalize(4)", "h1(5, last=nullopt)", "h2(5, last=1)", "finalize(12)"});
+  REQUIRE(log ==
+          Log{"default(4)", "finalize(4)", "h1(5, last=nullopt)", "h2(5, last=1)", "finalize(12)"});
 }
 
 TEST_CASE("Always+Chain+Finalize, no hooks: finalize(default), after the chain saw it") {
@@ -612,7 +633,8 @@ TEST_CASE("Always+Chain+Finalize: all Continue: finalize(last hook's output)") {
   set.add<AlwaysChainFinalize>(plain_hook("h1", 10));
   set.add<AlwaysChainFinalize>(plain_hook("h2", 20));
   REQUIRE(sync_wait(set.call<AlwaysChainFinalize>(1)) == 1020);
-  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)", "finalize(20)"});
+  REQUIRE(log == Log{"default(1)", "chain(1)", "h1(1)", "chain(10)", "h2(1)", "chain(20)",
+                     "finalize(20)"});
 }
 
 TEST_CASE("Fallback+Chain+Finalize: no hooks: finalize(default), no chain") {
@@ -647,7 +669,8 @@ TEST_CASE("Fallback+Chain+Finalize: all Continue: the default runs at the end an
 TEST_CASE("Output<T> with Aggregate changes the dispatch's result type (Always+Aggregate)") {
   Log& log = fresh_log();
   Set set;
-  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AlwaysAggregateText>(1))), std::string>);
+  STATIC_REQUIRE(
+      std::is_same_v<decltype(sync_wait(set.call<AlwaysAggregateText>(1))), std::string>);
   REQUIRE(sync_wait(set.call<AlwaysAggregateText>(1)) == "{1}");
   set.add<AlwaysAggregateText>(plain_hook("h1", 2));
   set.add<AlwaysAggregateText>(plain_hook("h2", 3));
@@ -680,7 +703,8 @@ TEST_CASE("Output<T>: the result type inside a coroutine is T as well") {
 // Asynchronous companions
 // ================================================================================================
 
-TEST_CASE("async chain companion (Task<Flow>) with an async default: Break on the default returns it") {
+TEST_CASE(
+    "async chain companion (Task<Flow>) with an async default: Break on the default returns it") {
   Log& log = fresh_log();
   Set set;
   set.add<AsyncAlwaysChain>(plain_hook("h1", 1));
@@ -714,7 +738,8 @@ TEST_CASE("async aggregate companion (Task<R>): aggregate({default, h1, h2})") {
 TEST_CASE("async chain and async aggregate with Output<T> on a Fallback slot") {
   Log& log = fresh_log();
   Set set;
-  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AsyncFallbackChainAggregateText>(1))), std::string>);
+  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AsyncFallbackChainAggregateText>(1))),
+                                std::string>);
   // No hooks: as Fallback+Aggregate with Output<T>: aggregate({default}), no chain.
   REQUIRE(sync_wait(set.call<AsyncFallbackChainAggregateText>(1)) == "{1}");
   set.add<AsyncFallbackChainAggregateText>(async_hook("h1", 10));
@@ -728,15 +753,16 @@ TEST_CASE("async chain and async aggregate with Output<T> on a Fallback slot") {
 TEST_CASE("async finalize with Output<T> wraps a chain early exit and the all-Continue default") {
   Log& log = fresh_log();
   Set set;
-  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AsyncFallbackChainFinalizeText>(1))), std::string>);
+  STATIC_REQUIRE(std::is_same_v<decltype(sync_wait(set.call<AsyncFallbackChainFinalizeText>(1))),
+                                std::string>);
   REQUIRE(sync_wait(set.call<AsyncFallbackChainFinalizeText>(1)) == "result 1");
   const hookset::HookId breaking = set.add<AsyncFallbackChainFinalizeText>(async_hook("h1", -5));
   REQUIRE(sync_wait(set.call<AsyncFallbackChainFinalizeText>(2)) == "result -5");
   set.remove(breaking);
   set.add<AsyncFallbackChainFinalizeText>(async_hook("h2", 5));
   REQUIRE(sync_wait(set.call<AsyncFallbackChainFinalizeText>(3)) == "result 3");
-  REQUIRE(log == Log{"default(1)", "async describe(1)",                            //
-                     "h1(2)", "async chain(-5)", "async describe(-5)",             //
+  REQUIRE(log == Log{"default(1)", "async describe(1)",                 //
+                     "h1(2)", "async chain(-5)", "async describe(-5)",  //
                      "h2(3)", "async chain(5)", "default(3)", "async describe(3)"});
 }
 
@@ -763,7 +789,9 @@ TEST_CASE("an async chain companion that suspends, resumed from another thread")
 // Configured companions
 // ================================================================================================
 
-TEST_CASE("configure<S>(chain): the configured instance's state decides, configuring again replaces it silently") {
+TEST_CASE(
+    "configure<S>(chain): the configured instance's state decides, configuring again replaces it "
+    "silently") {
   Log& log = fresh_log();
   WarningRecorder recorder;
   ScopedObserver scoped(&recorder);
@@ -789,7 +817,8 @@ TEST_CASE("configure<S>(chain): the configured instance's state decides, configu
   REQUIRE(recorder.warnings.empty());
 }
 
-TEST_CASE("configure<S>(aggregate) and configure<S>(finalize) instances are used by later dispatches") {
+TEST_CASE(
+    "configure<S>(aggregate) and configure<S>(finalize) instances are used by later dispatches") {
   Log& log = fresh_log();
   Set set;
   set.add<ConfiguredAggregate>(plain_hook("h1", 10));
@@ -805,7 +834,9 @@ TEST_CASE("configure<S>(aggregate) and configure<S>(finalize) instances are used
                      "weighted 3{1,10}", "f1(2)", "at least 40(50)", "offset 7(50)"});
 }
 
-TEST_CASE("a configured companion is used instead of a default-constructed one (no default construction)") {
+TEST_CASE(
+    "a configured companion is used instead of a default-constructed one (no default "
+    "construction)") {
   Log& log = fresh_log();
   Set set;
   CountedChain::default_constructions = 0;
@@ -819,7 +850,9 @@ TEST_CASE("a configured companion is used instead of a default-constructed one (
   REQUIRE(CountedChain::default_constructions == 0);
 }
 
-TEST_CASE("a chain type that cannot be default-constructed: dispatch without configure throws logic_error naming the slot") {
+TEST_CASE(
+    "a chain type that cannot be default-constructed: dispatch without configure throws "
+    "logic_error naming the slot") {
   Log& log = fresh_log();
   Set set;
   set.add<NeedsChainConfig>(plain_hook("h1", 10));
@@ -846,7 +879,8 @@ TEST_CASE("the logic_error for an unconfigured companion names a slot by its dec
   }
 }
 
-TEST_CASE("aggregate and finalize types that cannot be default-constructed must be configured too") {
+TEST_CASE(
+    "aggregate and finalize types that cannot be default-constructed must be configured too") {
   Log& log = fresh_log();
   Set set;
   REQUIRE_THROWS_AS(sync_wait(set.call<NeedsAggregateConfig>(1)), std::logic_error);
@@ -870,7 +904,9 @@ TEST_CASE("aggregate and finalize types that cannot be default-constructed must 
 // Companion exceptions
 // ================================================================================================
 
-TEST_CASE("an exception from a chain companion propagates, later hooks do not run, the set stays usable") {
+TEST_CASE(
+    "an exception from a chain companion propagates, later hooks do not run, the set stays "
+    "usable") {
   Log& log = fresh_log();
   Set set;
   set.add<ChainThrows>(plain_hook("h1", 13));

@@ -1,7 +1,7 @@
-// Asynchronous dispatch (docs/semantics.md, "Dispatch", "Errors and bad input"): coroutine hooks mixed with
-// synchronous ones, asynchronous defaults, awaitables that are not hookset::Task, hooks that
-// really suspend and are resumed later (from the test body or another thread), exceptions after
-// a suspension, and dispatches awaited from inside coroutines, hooks included.
+// Asynchronous dispatch (docs/semantics.md, "Dispatch", "Errors and bad input"): coroutine hooks
+// mixed with synchronous ones, asynchronous defaults, awaitables that are not hookset::Task, hooks
+// that really suspend and are resumed later (from the test body or another thread), exceptions
+// after a suspension, and dispatches awaited from inside coroutines, hooks included.
 //
 // Every default and hook appends to one log, so each test checks the full sequence of calls as
 // well as the result.
@@ -141,7 +141,9 @@ struct ViaCoAwait {
 struct TransfersBack {
   int value;
   bool await_ready() const noexcept { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> waiting) const noexcept { return waiting; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> waiting) const noexcept {
+    return waiting;
+  }
   int await_resume() const noexcept { return value; }
 };
 
@@ -277,7 +279,8 @@ using hookset::sync_wait;
 // Coroutine hooks mixed with synchronous ones
 // ================================================================================================
 
-TEST_CASE("Always: coroutine and synchronous hooks mix in every position, with a sync or async default") {
+TEST_CASE(
+    "Always: coroutine and synchronous hooks mix in every position, with a sync or async default") {
   // Bit i of `pattern` makes hook i a coroutine; each combination folds identically.
   for (int pattern = 0; pattern < 8; ++pattern) {
     for (const bool async_default : {false, true}) {
@@ -302,7 +305,9 @@ TEST_CASE("Always: coroutine and synchronous hooks mix in every position, with a
   }
 }
 
-TEST_CASE("Fallback: coroutine and synchronous hooks mix in every position, the async default never runs") {
+TEST_CASE(
+    "Fallback: coroutine and synchronous hooks mix in every position, the async default never "
+    "runs") {
   for (int pattern = 0; pattern < 8; ++pattern) {
     INFO("pattern " << pattern);
     Log& log = fresh_log();
@@ -404,7 +409,9 @@ TEST_CASE("a default that suspends: hooks wait for it, then run in order") {
 // Awaitables that are not hookset::Task
 // ================================================================================================
 
-TEST_CASE("hooks may return any awaitable of R: ready, declining to suspend, symmetric transfer, operator co_await") {
+TEST_CASE(
+    "hooks may return any awaitable of R: ready, declining to suspend, symmetric transfer, "
+    "operator co_await") {
   Log& log = fresh_log();
   Set set;
   set.add<SyncDefault>([](int x, std::optional<int> last) {
@@ -428,7 +435,8 @@ TEST_CASE("hooks may return any awaitable of R: ready, declining to suspend, sym
                      "transfers(9, last=912)", "co_await(9, last=9123)"});
 }
 
-TEST_CASE("a hook returning a non-Task awaiter that really suspends is resumed later from the test") {
+TEST_CASE(
+    "a hook returning a non-Task awaiter that really suspends is resumed later from the test") {
   Log& log = fresh_log();
   Parked parking;
   Set set;
@@ -452,7 +460,8 @@ TEST_CASE("a hook returning a non-Task awaiter that really suspends is resumed l
 // Hooks that suspend and are resumed later
 // ================================================================================================
 
-TEST_CASE("a coroutine hook that suspends: the dispatch waits, later hooks run only after it resumes") {
+TEST_CASE(
+    "a coroutine hook that suspends: the dispatch waits, later hooks run only after it resumes") {
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;
@@ -489,7 +498,8 @@ TEST_CASE("several hooks suspend in turn, each is resumed from the test body") {
   first.fire();
   REQUIRE_FALSE(run.done());
   REQUIRE(second.has_waiter());
-  REQUIRE(log == Log{"a start(1, last=nullopt)", "a end(1)", "b(1, last=1)", "c start(1, last=12)"});
+  REQUIRE(log ==
+          Log{"a start(1, last=nullopt)", "a end(1)", "b(1, last=1)", "c start(1, last=12)"});
 
   second.fire();
   REQUIRE(run.done());
@@ -536,14 +546,15 @@ TEST_CASE("a move-only value parameter stays alive and identical across a hook's
   ManualEvent gate;
   std::vector<const void*> seen;
   Set set;
-  set.add<OwnsInt>([&gate, &seen](const std::unique_ptr<int>& p, std::optional<int> last) -> hookset::Task<int> {
-    seen.push_back(&p);
-    note("h1 start(" + std::to_string(*p) + ", last=" + show(last) + ")");
-    co_await gate;
-    note("h1 end(" + std::to_string(*p) + ")");
-    seen.push_back(&p);
-    co_return *last + *p;
-  });
+  set.add<OwnsInt>(
+      [&gate, &seen](const std::unique_ptr<int>& p, std::optional<int> last) -> hookset::Task<int> {
+        seen.push_back(&p);
+        note("h1 start(" + std::to_string(*p) + ", last=" + show(last) + ")");
+        co_await gate;
+        note("h1 end(" + std::to_string(*p) + ")");
+        seen.push_back(&p);
+        co_return *last + *p;
+      });
   set.add<OwnsInt>([&seen](const std::unique_ptr<int>& p, std::optional<int> last) {
     seen.push_back(&p);
     note("h2(" + std::to_string(*p) + ", last=" + show(last) + ")");
@@ -578,7 +589,7 @@ TEST_CASE("a dispatch suspended in a hook keeps running over the hooks it starte
 
   auto run = start(set.call<SyncDefault>(3));
   REQUIRE_FALSE(run.done());
-  REQUIRE(set.remove(h2));                                // removed meanwhile: still runs here
+  REQUIRE(set.remove(h2));  // removed meanwhile: still runs here
   set.add<SyncDefault>(fold_hook("late", 9), hookset::Priority{-5});  // added meanwhile: does not
   gate.fire();
   REQUIRE(run.result() == 312);
@@ -596,7 +607,9 @@ TEST_CASE("a dispatch suspended in a hook keeps running over the hooks it starte
 // Exceptions from coroutine hooks
 // ================================================================================================
 
-TEST_CASE("an exception thrown by a coroutine hook before it suspends propagates, later hooks do not run") {
+TEST_CASE(
+    "an exception thrown by a coroutine hook before it suspends propagates, later hooks do not "
+    "run") {
   Log& log = fresh_log();
   Set set;
   set.add<SyncDefault>(afold_hook("h1", 1));
@@ -610,7 +623,8 @@ TEST_CASE("an exception thrown by a coroutine hook before it suspends propagates
   REQUIRE(log == Log{"default(1)", "h1(1, last=1)", "h2(1, last=11)"});
 }
 
-TEST_CASE("an exception thrown by a coroutine hook after it suspended reaches the awaiting coroutine") {
+TEST_CASE(
+    "an exception thrown by a coroutine hook after it suspended reaches the awaiting coroutine") {
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;
@@ -628,7 +642,9 @@ TEST_CASE("an exception thrown by a coroutine hook after it suspended reaches th
   REQUIRE(set.count<SyncDefault>() == 3);
 }
 
-TEST_CASE("an exception after suspension, resumed on another thread, is rethrown by sync_wait, the set stays usable") {
+TEST_CASE(
+    "an exception after suspension, resumed on another thread, is rethrown by sync_wait, the set "
+    "stays usable") {
   Log& log = fresh_log();
   ManualEvent gate;
   Set set;
@@ -708,7 +724,9 @@ TEST_CASE("nested dispatch: a hook co_awaits another slot of the same set") {
                      "inner h2(2, last=1)", "outer h1 end(inner=12)", "outer h2(1, last=13)"});
 }
 
-TEST_CASE("nested dispatch through the async default of the inner slot, and a void slot dispatched from a hook") {
+TEST_CASE(
+    "nested dispatch through the async default of the inner slot, and a void slot dispatched from "
+    "a hook") {
   Log& log = fresh_log();
   Set set;
   set.add<Outer>([&set](int x, std::optional<int> last) -> hookset::Task<int> {

@@ -1,6 +1,7 @@
-// Dispatch modes without companions (docs/semantics.md, "Dispatch"): Always, Fallback and Singleton, with
-// and without hooks, what `last` each hook sees, void slots, priorities, exceptions, and how
-// arguments are bound (reference parameters, move-only values, one binding per dispatch).
+// Dispatch modes without companions (docs/semantics.md, "Dispatch"): Always, Fallback and
+// Singleton, with and without hooks, what `last` each hook sees, void slots, priorities,
+// exceptions, and how arguments are bound (reference parameters, move-only values, one binding per
+// dispatch).
 //
 // Every default and hook appends to one log, so each test checks the full sequence of calls as
 // well as the result.
@@ -205,7 +206,9 @@ TEST_CASE("Always without hooks returns the default's output") {
   REQUIRE(log == Log{"default(7)"});
 }
 
-TEST_CASE("Always with one hook: the hook gets last = the default's output, and its output is the result") {
+TEST_CASE(
+    "Always with one hook: the hook gets last = the default's output, and its output is the "
+    "result") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysInt>(fold_hook("h1", 1));
@@ -223,7 +226,8 @@ TEST_CASE("Always with hooks folds: default first, each hook gets the previous o
   REQUIRE(log == Log{"default(5)", "h1(5, last=5)", "h2(5, last=51)", "h3(5, last=512)"});
 }
 
-TEST_CASE("Always: a hook may ignore last and replace the result, later hooks see the replacement") {
+TEST_CASE(
+    "Always: a hook may ignore last and replace the result, later hooks see the replacement") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysInt>([](int x, std::optional<int> last) {
@@ -272,7 +276,8 @@ TEST_CASE("Fallback with one hook: the default never runs, the hook gets last = 
   REQUIRE(log == Log{"h1(4, last=nullopt)"});
 }
 
-TEST_CASE("Fallback with hooks: first hook gets nullopt, each next one the previous output, no default") {
+TEST_CASE(
+    "Fallback with hooks: first hook gets nullopt, each next one the previous output, no default") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackInt>(fold_hook("h1", 1));
@@ -313,7 +318,9 @@ TEST_CASE("Singleton with a hook: the hook replaces the default and takes no las
   REQUIRE(log == Log{"only(6)"});
 }
 
-TEST_CASE("Singleton: registering a second hook replaces the first, count stays 1, a warning names the slot") {
+TEST_CASE(
+    "Singleton: registering a second hook replaces the first, count stays 1, a warning names the "
+    "slot") {
   Log& log = fresh_log();
   WarningRecorder recorder;
   ScopedObserver scoped(&recorder);
@@ -334,7 +341,9 @@ TEST_CASE("Singleton: registering a second hook replaces the first, count stays 
   REQUIRE(log == Log{"second(3)", "third(4)"});
 }
 
-TEST_CASE("Singleton: the replaced hook's id no longer removes anything, removing the current one restores the default") {
+TEST_CASE(
+    "Singleton: the replaced hook's id no longer removes anything, removing the current one "
+    "restores the default") {
   Log& log = fresh_log();
   Set set;
   const hookset::HookId first = set.add<SingletonInt>(plain_hook("first", 1));
@@ -450,7 +459,9 @@ TEST_CASE("extreme priorities order correctly") {
 // Exceptions
 // ================================================================================================
 
-TEST_CASE("an exception from the default propagates out of sync_wait, no hook runs, the set stays usable") {
+TEST_CASE(
+    "an exception from the default propagates out of sync_wait, no hook runs, the set stays "
+    "usable") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysThrowingDefault>(fold_hook("h1", 1));
@@ -463,7 +474,8 @@ TEST_CASE("an exception from the default propagates out of sync_wait, no hook ru
   REQUIRE(log == Log{"default(-1)", "default(2)", "h1(2, last=2)"});
 }
 
-TEST_CASE("Always: an exception from hook k propagates, later hooks do not run, the set stays usable") {
+TEST_CASE(
+    "Always: an exception from hook k propagates, later hooks do not run, the set stays usable") {
   Log& log = fresh_log();
   Set set;
   set.add<AlwaysInt>(fold_hook("h1", 1));
@@ -485,7 +497,9 @@ TEST_CASE("Always: an exception from hook k propagates, later hooks do not run, 
   REQUIRE(log == Log{"default(3)", "h1(3, last=3)", "h3(3, last=31)"});
 }
 
-TEST_CASE("Fallback: an exception from the first hook propagates, the rest do not run, the default never runs") {
+TEST_CASE(
+    "Fallback: an exception from the first hook propagates, the rest do not run, the default never "
+    "runs") {
   Log& log = fresh_log();
   Set set;
   set.add<FallbackInt>(throwing_fold_hook("h1"));
@@ -543,7 +557,9 @@ TEST_CASE("a reference parameter binds the caller's object: default and hooks se
   REQUIRE(log == Log{"default(x)", "h1(x+d, last=3)", "h2(x+d+h1, last=6)"});
 }
 
-TEST_CASE("a reference parameter in Fallback and Singleton slots reaches the hooks as the caller's object") {
+TEST_CASE(
+    "a reference parameter in Fallback and Singleton slots reaches the hooks as the caller's "
+    "object") {
   Log& log = fresh_log();
   Set set;
   const std::string* seen = nullptr;
@@ -665,11 +681,14 @@ TEST_CASE("an argument convertible to a value parameter is constructed once in p
   REQUIRE(Counted::constructions == 1 + Counted::moves);
 }
 
-TEST_CASE("a hook may take a copyable value parameter by value: only that hook's own copy is made") {
+TEST_CASE(
+    "a hook may take a copyable value parameter by value: only that hook's own copy is made") {
   Log& log = fresh_log();
   Set set;
-  set.add<CountedFallbackVoid>([](Counted c) { calls.push_back("by-value(" + std::to_string(c.value) + ")"); });
-  set.add<CountedFallbackVoid>([](const Counted& c) { calls.push_back("by-ref(" + std::to_string(c.value) + ")"); });
+  set.add<CountedFallbackVoid>(
+      [](Counted c) { calls.push_back("by-value(" + std::to_string(c.value) + ")"); });
+  set.add<CountedFallbackVoid>(
+      [](const Counted& c) { calls.push_back("by-ref(" + std::to_string(c.value) + ")"); });
   Counted argument(1);
   Counted::reset();
   sync_wait(set.call<CountedFallbackVoid>(argument));

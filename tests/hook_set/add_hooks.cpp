@@ -11,7 +11,8 @@
 namespace {
 using Log = std::vector<std::string>;
 
-struct ValidatePrompt : hookset::Slot<std::optional<std::string>(std::string_view), hookset::Always> {
+struct ValidatePrompt
+    : hookset::Slot<std::optional<std::string>(std::string_view), hookset::Always> {
   static std::optional<std::string> default_impl(std::string_view) { return std::nullopt; }
 };
 struct ChooseModel : hookset::Slot<std::optional<std::string>(std::string_view), hookset::Fallback,
@@ -118,7 +119,7 @@ TEST_CASE("a generic catch-all call operator matches every slot") {
   Log audit_log;
   REQUIRE(hookset::sync_wait(set.call<ValidatePrompt>("x")) == std::nullopt);
   REQUIRE(hookset::sync_wait(set.call<ChooseModel>("x")) == "small");  // hook said nothing
-  REQUIRE(hookset::sync_wait(set.call<CostCenter>()).empty());          // hook replaced default
+  REQUIRE(hookset::sync_wait(set.call<CostCenter>()).empty());         // hook replaced default
   hookset::sync_wait(set.call<Audit>(audit_log));
   REQUIRE(log == Log{"ValidatePrompt", "ChooseModel", "CostCenter", "Audit"});  // call order
 }

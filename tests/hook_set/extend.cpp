@@ -2,9 +2,9 @@
 #include "hookset_catch.hpp"
 
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
-#include <string>
 #include <vector>
 
 #include <hookset/hookset.hpp>
@@ -34,7 +34,9 @@ auto append(std::string name) {
   return [name](std::optional<std::string> last) { return *last + "," + name; };
 }
 template <class S>
-auto run(const Set& set) { return hookset::sync_wait(set.call<S>()); }
+auto run(const Set& set) {
+  return hookset::sync_wait(set.call<S>());
+}
 
 std::vector<std::string> warnings_of(const test_support::RecordingObserver& observer) {
   std::vector<std::string> found;
@@ -82,7 +84,8 @@ TEST_CASE("a singleton hook in the other set replaces this one's, with a warning
   a.extend(b);
   REQUIRE(run<Pick>(a) == 2);
   REQUIRE(a.count<Pick>() == 1);
-  REQUIRE(warnings_of(observer) == std::vector<std::string>{"Pick: singleton hook replaced by extend"});
+  REQUIRE(warnings_of(observer) ==
+          std::vector<std::string>{"Pick: singleton hook replaced by extend"});
 }
 
 TEST_CASE("a configured companion in the other set replaces this one's, with a warning") {
@@ -98,7 +101,8 @@ TEST_CASE("a configured companion in the other set replaces this one's, with a w
   b.configure<Shout>(Suffix{"!!"});
   a.extend(b);
   REQUIRE(run<Shout>(a) == "d!!");
-  REQUIRE(warnings_of(observer) == std::vector<std::string>{"Shout: configured companion replaced by extend"});
+  REQUIRE(warnings_of(observer) ==
+          std::vector<std::string>{"Shout: configured companion replaced by extend"});
 }
 
 TEST_CASE("nested sets are extended recursively") {

@@ -82,10 +82,11 @@ TEST_CASE("a suspended dispatch keeps its hooks alive after they are removed") {
   test_support::ManualEvent gate;
   auto alive = std::make_shared<int>(5);
   std::weak_ptr<int> watch = alive;
-  const auto id = set.add<Step>([&gate, alive](int x, std::optional<int> last) -> hookset::Task<int> {
-    co_await gate;
-    co_return *last + x + *alive;
-  });
+  const auto id =
+      set.add<Step>([&gate, alive](int x, std::optional<int> last) -> hookset::Task<int> {
+        co_await gate;
+        co_return *last + x + *alive;
+      });
   alive.reset();
 
   test_support::Outcome<int> out;

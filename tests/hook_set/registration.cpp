@@ -205,7 +205,9 @@ TEST_CASE("a null function pointer or shared_ptr is rejected at registration") {
 }
 
 namespace {
-std::string free_function_hook(std::string_view, std::optional<std::string> last) { return *last + ",free"; }
+std::string free_function_hook(std::string_view, std::optional<std::string> last) {
+  return *last + ",free";
+}
 }  // namespace
 
 TEST_CASE("functions and function pointers are hooks") {
@@ -249,10 +251,12 @@ TEST_CASE("singleton: a new hook replaces the old one with a warning naming the 
   REQUIRE_THAT(warnings()[0].message, Catch::Matchers::ContainsSubstring("singleton"));
 }
 
-TEST_CASE("slots of a nested set are registered, counted, called and removed through the outer set") {
+TEST_CASE(
+    "slots of a nested set are registered, counted, called and removed through the outer set") {
   Set set;
   REQUIRE(hookset::sync_wait(set.call<Inner>(7)) == 7);
-  const auto id = set.add<Inner>([](int x, std::optional<int> last) { return (last ? *last : 0) + x * 10; });
+  const auto id =
+      set.add<Inner>([](int x, std::optional<int> last) { return (last ? *last : 0) + x * 10; });
   set.add<Inner>([](int x, std::optional<int> last) { return (last ? *last : 0) + x; });
   REQUIRE(set.count<Inner>() == 2);
   REQUIRE(hookset::sync_wait(set.call<Inner>(2)) == 22);

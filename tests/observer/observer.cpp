@@ -101,15 +101,13 @@ TEST_CASE("the end goes only to the observer that saw the begin, while it is ins
   hookset::set_observer(&second);
   gate.fire();
   REQUIRE(out.done);
-  REQUIRE(first.events.size() == 1);   // begin only
-  REQUIRE(second.events.empty());      // never saw the begin
+  REQUIRE(first.events.size() == 1);  // begin only
+  REQUIRE(second.events.empty());     // never saw the begin
 }
 
 TEST_CASE("no observer installed: dispatches report nothing") {
   RecordingObserver observer;
-  {
-    test_support::ScopedObserver installed(&observer);
-  }
+  { test_support::ScopedObserver installed(&observer); }
   Set set;
   REQUIRE(hookset::sync_wait(set.call<Step>(1)) == 1);
   REQUIRE(observer.events.empty());

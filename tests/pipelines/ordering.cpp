@@ -25,7 +25,8 @@ std::string run(const Set& set) { return hookset::sync_wait(set.call<Trace>(0));
 
 // The rule: a stable topological sort - each step runs the earliest registration (by priority,
 // then registration order) whose before/after constraints allow it.
-TEST_CASE("before and after constrain the order - otherwise priority and registration order decide") {
+TEST_CASE(
+    "before and after constrain the order - otherwise priority and registration order decide") {
   Set set;
   set.add<Trace>(tag("a"), {.name = "a"});
   set.add<Trace>(tag("b"), {.name = "b"});
@@ -62,7 +63,8 @@ TEST_CASE("a cycle throws OrderingError naming its members and leaves the set un
   Set set;
   set.add<Trace>(tag("a"), {.name = "a", .after = {}});
   set.add<Trace>(tag("b"), {.name = "b", .after = {"a"}});
-  CHECK_THROWS_AS(set.add<Trace>(tag("c"), {.name = "c", .before = {"a"}, .after = {"b"}}), hookset::OrderingError);
+  CHECK_THROWS_AS(set.add<Trace>(tag("c"), {.name = "c", .before = {"a"}, .after = {"b"}}),
+                  hookset::OrderingError);
   try {
     set.add<Trace>(tag("c"), {.name = "c", .before = {"a"}, .after = {"b"}});
   } catch (const hookset::OrderingError& error) {

@@ -25,7 +25,8 @@ struct Pause {
 };
 struct Escalate {};
 
-struct RunTool : hookset::Slot<std::string(ToolCall), hookset::Pipeline, hookset::Terminals<Pause, Escalate>> {
+struct RunTool
+    : hookset::Slot<std::string(ToolCall), hookset::Pipeline, hookset::Terminals<Pause, Escalate>> {
   static std::string default_impl(const ToolCall& call) {
     test_support::note("default(" + call.tool + " " + call.args + ")");
     return "ran " + call.tool + " " + call.args;
@@ -53,7 +54,9 @@ auto append_sync(std::string tag) {
   };
 }
 
-Result run(const Set& set, ToolCall call = {"ls", ""}) { return hookset::sync_wait(set.call<RunTool>(call)); }
+Result run(const Set& set, ToolCall call = {"ls", ""}) {
+  return hookset::sync_wait(set.call<RunTool>(call));
+}
 
 }  // namespace
 
@@ -68,7 +71,8 @@ TEST_CASE("no hooks: the default completes on the input as given") {
   CHECK(log == test_support::Log{"default(ls -l)"});
 }
 
-TEST_CASE("rewrites thread through synchronous and Task hooks - the default runs on the final input") {
+TEST_CASE(
+    "rewrites thread through synchronous and Task hooks - the default runs on the final input") {
   auto& log = test_support::fresh_log();
   Set set;
   set.add<RunTool>(append_sync("a"));
@@ -99,12 +103,12 @@ TEST_CASE("each terminal decision at the first - middle and last hook ends the d
       for (std::size_t i = 0; i < 3; ++i) {
         const std::string tag(1, static_cast<char>('a' + i));
         if (i == at)
-          ids.push_back(set.add<RunTool>([tag, decision = terminal](const ToolCall& call) -> Task<Decision> {
-            test_support::note(tag + " saw " + call.args);
-            co_return decision;
-          }));
-        else
-          ids.push_back(set.add<RunTool>(append_sync(tag)));
+          ids.push_back(
+              set.add<RunTool>([tag, decision = terminal](const ToolCall& call) -> Task<Decision> {
+                test_support::note(tag + " saw " + call.args);
+                co_return decision;
+              }));
+        else ids.push_back(set.add<RunTool>(append_sync(tag)));
       }
       const Result result = run(set);
       CHECK(log.size() == at + 1);  // later hooks and the default did not run
@@ -120,7 +124,8 @@ TEST_CASE("each terminal decision at the first - middle and last hook ends the d
 
 TEST_CASE("an asynchronous default completes the pipeline") {
   Set set;
-  set.add<AsyncDefault>([](int x) -> hookset::decision_t<AsyncDefault> { return hookset::rewrite(x + 1); });
+  set.add<AsyncDefault>(
+      [](int x) -> hookset::decision_t<AsyncDefault> { return hookset::rewrite(x + 1); });
   const auto result = hookset::sync_wait(set.call<AsyncDefault>(4));
   CHECK(result.output() == 50);
   CHECK(result.input == 5);
@@ -131,8 +136,10 @@ TEST_CASE("priorities and named order decide who sees the input first") {
   Set set;
   set.add<RunTool>(append_sync("late"), hookset::Priority{10});
   set.add<RunTool>(append_sync("early"), hookset::Priority{-10});
-  set.add<RunTool>(append_sync("normaliser"), {.name = "normaliser", .priority = hookset::Priority{5}});
-  set.add<RunTool>(append_sync("checker"), {.name = "checker", .after = {"normaliser"}});  // priority 0
+  set.add<RunTool>(append_sync("normaliser"),
+                   {.name = "normaliser", .priority = hookset::Priority{5}});
+  set.add<RunTool>(append_sync("checker"),
+                   {.name = "checker", .after = {"normaliser"}});  // priority 0
   const Result result = run(set);
   CHECK(result.input.args == "earlynormalisercheckerlate");
   CHECK(log.size() == 5);
@@ -143,7 +150,8 @@ TEST_CASE("the audit trail: each hook's decision - reason and rewrite reach the 
     std::vector<std::string> lines;
     bool wants_hook_events() const noexcept override { return true; }
     void on_hook_end(const hookset::HookEvent& e) override {
-      lines.push_back(std::string(e.name) + ": " + std::string(e.decision) + (e.rewritten ? " (rewritten)" : "") +
+      lines.push_back(std::string(e.name) + ": " + std::string(e.decision) +
+                      (e.rewritten ? " (rewritten)" : "") +
                       (e.reason.empty() ? "" : " - " + std::string(e.reason)));
     }
   } audit;
@@ -151,14 +159,16 @@ TEST_CASE("the audit trail: each hook's decision - reason and rewrite reach the 
   set.set_observer(&audit);
   set.add<RunTool>(append_sync("x"), {.name = "normalise"});
   set.add<RunTool>([](const ToolCall&) { return Decision(hookset::pass()); }, {.name = "inspect"});
-  set.add<RunTool>([](const ToolCall&) { return Decision(Pause{"human review"}); }, {.name = "gate"});
+  set.add<RunTool>([](const ToolCall&) { return Decision(Pause{"human review"}); },
+                   {.name = "gate"});
   run(set);
-  CHECK(audit.lines ==
-        std::vector<std::string>{"normalise: rewrite (rewritten)", "inspect: pass", "gate: Pause - human review"});
+  CHECK(audit.lines == std::vector<std::string>{"normalise: rewrite (rewritten)", "inspect: pass",
+                                                "gate: Pause - human review"});
   audit.lines.clear();
   Set rejecting;
   rejecting.set_observer(&audit);
-  rejecting.add<RunTool>([](const ToolCall&) { return Decision(hookset::reject("no shell")); }, {.name = "policy"});
+  rejecting.add<RunTool>([](const ToolCall&) { return Decision(hookset::reject("no shell")); },
+                         {.name = "policy"});
   CHECK(run(rejecting).rejected());
   CHECK(audit.lines == std::vector<std::string>{"policy: reject - no shell"});
 }

@@ -21,7 +21,8 @@ namespace {
 struct Versions {
   std::vector<int> operator()(std::vector<int> outputs) const { return outputs; }
 };
-struct Seen : hookset::Slot<int(int), hookset::Fallback, hookset::Aggregate<Versions>, hookset::Output<std::vector<int>>> {
+struct Seen : hookset::Slot<int(int), hookset::Fallback, hookset::Aggregate<Versions>,
+                            hookset::Output<std::vector<int>>> {
   static int default_impl(int) { return -1; }
 };
 struct Count : hookset::Slot<int(int), hookset::Always> {
@@ -30,7 +31,9 @@ struct Count : hookset::Slot<int(int), hookset::Always> {
 using Set = hookset::HookSet<Seen, Count>;
 
 template <class T>
-constexpr bool can_add = requires(T& t) { t.template add<Count>([](int x, std::optional<int>) { return x; }); };
+constexpr bool can_add = requires(T& t) {
+  t.template add<Count>([](int x, std::optional<int>) { return x; });
+};
 
 }  // namespace
 
@@ -38,7 +41,9 @@ TEST_CASE("a frozen set dispatches like its set and cannot be changed") {
   Set set;
   set.add<Count>([](int x, std::optional<int> last) { return x + *last; });
   const auto frozen = set.freeze();
-  set.add<Count>([](int x, std::optional<int> last) { return x * *last; });  // the set goes on; the copy does not
+  set.add<Count>([](int x, std::optional<int> last) {
+    return x * *last;
+  });  // the set goes on; the copy does not
   CHECK(hookset::sync_wait(frozen.call<Count>(3)) == 6);
   CHECK(hookset::sync_wait(set.call<Count>(3)) == 18);
   CHECK(frozen.count<Count>() == 1);
@@ -49,7 +54,8 @@ TEST_CASE("a frozen set dispatches like its set and cannot be changed") {
   CHECK(hookset::sync_wait(thawed.call<Count>(3)) == 3 - 6);
 }
 
-TEST_CASE("a shared set: 8 threads dispatch while another publishes 1000 versions - each sees one") {
+TEST_CASE(
+    "a shared set: 8 threads dispatch while another publishes 1000 versions - each sees one") {
   hookset::SharedHookSet<Seen, Count> shared;
   std::atomic<bool> done{false};
   std::atomic<long> dispatches{0}, inconsistent{0};
@@ -62,7 +68,8 @@ TEST_CASE("a shared set: 8 threads dispatch while another publishes 1000 version
         // Version v has (v % 4) + 1 hooks, each answering v; version 0 has none (the default).
         const std::set<int> distinct(seen.begin(), seen.end());
         const int v = seen.front();
-        if (distinct.size() != 1 || (v >= 0 && seen.size() != static_cast<std::size_t>(v % 4 + 1))) ++inconsistent;
+        if (distinct.size() != 1 || (v >= 0 && seen.size() != static_cast<std::size_t>(v % 4 + 1)))
+          ++inconsistent;
       }
     });
   std::thread writer([&] {

@@ -34,8 +34,8 @@ struct Collect : hookset::Slot<int(int), hookset::Fallback, hookset::Aggregate<I
                                hookset::Output<std::vector<int>>, hookset::Concurrent> {
   static int default_impl(int x) { return -x; }
 };
-struct Pick : hookset::Slot<std::optional<int>(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>,
-                            hookset::Concurrent> {
+struct Pick : hookset::Slot<std::optional<int>(int), hookset::Fallback,
+                            hookset::Chain<hookset::FirstSuccess>, hookset::Concurrent> {
   static std::optional<int> default_impl(int) { return -1; }
 };
 struct Notify : hookset::Slot<void(int), hookset::Always, hookset::MaxConcurrent<2>> {
@@ -68,21 +68,21 @@ struct Gates {
     --running;
     co_return value;
   }
-  Task<void> wait_void(std::size_t i) {
-    co_await wait<int>(i, 0);
-  }
+  Task<void> wait_void(std::size_t i) { co_await wait<int>(i, 0); }
 };
 
 }  // namespace
 
-TEST_CASE("concurrent hooks all start before any finishes - and the aggregate gets registration order") {
+TEST_CASE(
+    "concurrent hooks all start before any finishes - and the aggregate gets registration order") {
   std::mt19937 random(20261123);
   for (int round = 0; round < 50; ++round) {
     constexpr std::size_t n = 6;
     Gates gates(n);
     Set set;
     for (std::size_t i = 0; i < n; ++i)
-      set.add<Collect>([&gates, i](int x) { return gates.wait<int>(i, x * 10 + static_cast<int>(i)); });
+      set.add<Collect>(
+          [&gates, i](int x) { return gates.wait<int>(i, x * 10 + static_cast<int>(i)); });
     Outcome<std::vector<int>> out;
     detach(set.call<Collect>(1), out);
     REQUIRE(gates.started == static_cast<int>(n));  // none waited for another
@@ -114,13 +114,16 @@ TEST_CASE("synchronous hooks of a concurrent slot run at their turn - mixed with
   CHECK(*out.value == std::vector<int>{100, 101, 102, 103});
 }
 
-TEST_CASE("a first-success chain answers with the first success in registration order and stops the losers") {
+TEST_CASE(
+    "a first-success chain answers with the first success in registration order and stops the "
+    "losers") {
   constexpr std::size_t n = 5;
   Gates gates(n);
   Set set;
   const std::optional<int> answers[n] = {std::nullopt, std::nullopt, 2, 3, std::nullopt};
   for (std::size_t i = 0; i < n; ++i)
-    set.add<Pick>([&gates, &answers, i](int) { return gates.wait<std::optional<int>>(i, answers[i]); });
+    set.add<Pick>(
+        [&gates, &answers, i](int) { return gates.wait<std::optional<int>>(i, answers[i]); });
   Outcome<std::optional<int>> out;
   detach(set.call<Pick>(0), out);
   CHECK(gates.started == static_cast<int>(n));
@@ -153,12 +156,15 @@ TEST_CASE("MaxConcurrent<2>: never more than two hooks in flight") {
   constexpr std::size_t n = 6;
   Gates gates(n);
   Set set;
-  for (std::size_t i = 0; i < n; ++i) set.add<Notify>([&gates, i](int) { return gates.wait_void(i); });
+  for (std::size_t i = 0; i < n; ++i)
+    set.add<Notify>([&gates, i](int) { return gates.wait_void(i); });
   Outcome<int> out;
-  detach([&]() -> Task<int> {
-    co_await set.call<Notify>(0);
-    co_return 0;
-  }(), out);
+  detach(
+      [&]() -> Task<int> {
+        co_await set.call<Notify>(0);
+        co_return 0;
+      }(),
+      out);
   CHECK(gates.started == 2);
   for (std::size_t i : {1u, 0u, 3u, 2u, 5u, 4u}) gates.events[i]->fire();
   REQUIRE(out.done);
@@ -166,7 +172,8 @@ TEST_CASE("MaxConcurrent<2>: never more than two hooks in flight") {
   CHECK(gates.most_running == 2);
 }
 
-TEST_CASE("a failing concurrent hook: the others are stopped and waited for - then the dispatch fails") {
+TEST_CASE(
+    "a failing concurrent hook: the others are stopped and waited for - then the dispatch fails") {
   Gates gates(3);
   Set set;
   set.add<Collect>([&gates](int x) { return gates.wait<int>(0, x); });
@@ -228,8 +235,8 @@ TEST_CASE("eight concurrent hooks each waiting 10 ms take about 10 ms - not 80")
         sleep_for& self;
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> waiting) {
-          self.timer_ = hookset::default_executor().start_timer(std::chrono::steady_clock::now() + self.delay_,
-                                                                [waiting] { waiting.resume(); });
+          self.timer_ = hookset::default_executor().start_timer(
+              std::chrono::steady_clock::now() + self.delay_, [waiting] { waiting.resume(); });
         }
         void await_resume() const noexcept {}
       };

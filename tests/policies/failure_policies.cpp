@@ -35,10 +35,12 @@ struct AFold : hookset::Slot<int(int), hookset::Always> {
 struct FFold : hookset::Slot<int(int), hookset::Fallback> {
   static int default_impl(int x) { return 100 + x; }
 };
-struct AChain : hookset::Slot<std::optional<int>(int), hookset::Always, hookset::Chain<hookset::ShortCircuit>> {
+struct AChain : hookset::Slot<std::optional<int>(int), hookset::Always,
+                              hookset::Chain<hookset::ShortCircuit>> {
   static std::optional<int> default_impl(int x) { return x; }
 };
-struct FChain : hookset::Slot<std::optional<int>(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
+struct FChain : hookset::Slot<std::optional<int>(int), hookset::Fallback,
+                              hookset::Chain<hookset::FirstSuccess>> {
   static std::optional<int> default_impl(int) { return -1; }
 };
 struct AAgg : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>> {
@@ -67,7 +69,8 @@ struct Broken {
 struct BrokenAgg : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Broken>> {
   static int default_impl(int x) { return x; }
 };
-using Set = hookset::HookSet<AFold, FFold, AChain, FChain, AAgg, FAgg, Fin, Single, Notify, Gate, BrokenAgg>;
+using Set = hookset::HookSet<AFold, FFold, AChain, FChain, AAgg, FAgg, Fin, Single, Notify, Gate,
+                             BrokenAgg>;
 
 template <class S>
 constexpr bool folds = hookset::detail::kind_of<S>::is_fold;
@@ -142,7 +145,8 @@ auto run(const Set& set) {
 template <class S>
 void check_policies() {
   for (const bool async : {false, true}) {
-    for (const FailurePolicy policy : {hookset::Propagate, hookset::FailClosed, hookset::FailOpen}) {
+    for (const FailurePolicy policy :
+         {hookset::Propagate, hookset::FailClosed, hookset::FailOpen}) {
       CAPTURE(hookset::slot_name<S>, async, static_cast<int>(policy));
       Set with_failure, without;
       test_support::RecordingObserver observer;
@@ -175,8 +179,9 @@ void check_policies() {
           CHECK(run<S>(with_failure) == expected);
           bool reported = false;
           for (const auto& e : observer.events)
-            reported = reported || (e.kind == "warning" && e.message.find("'h2'") != std::string::npos &&
-                                    e.message.find("h2 broke") != std::string::npos);
+            reported =
+                reported || (e.kind == "warning" && e.message.find("'h2'") != std::string::npos &&
+                             e.message.find("h2 broke") != std::string::npos);
           CHECK(reported);
           break;
         }
@@ -194,7 +199,9 @@ TEST_CASE("failure policies: Fallback + Chain<FirstSuccess>") { check_policies<F
 TEST_CASE("failure policies: Always + Aggregate") { check_policies<AAgg>(); }
 TEST_CASE("failure policies: Fallback + Aggregate") { check_policies<FAgg>(); }
 TEST_CASE("failure policies: Always + Finalize") { check_policies<Fin>(); }
-TEST_CASE("failure policies: Singleton - a skipped hook leaves the default") { check_policies<Single>(); }
+TEST_CASE("failure policies: Singleton - a skipped hook leaves the default") {
+  check_policies<Single>();
+}
 TEST_CASE("failure policies: void") { check_policies<Notify>(); }
 
 TEST_CASE("a Fallback fold whose every hook fails open runs its default") {

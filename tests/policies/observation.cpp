@@ -35,7 +35,8 @@ struct Sum {
 struct Count : hookset::Slot<int(int), hookset::Always> {
   static int default_impl(int x) { return x; }
 };
-struct Many : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>, hookset::Concurrent> {
+struct Many
+    : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>, hookset::Concurrent> {
   static int default_impl(int x) { return x; }
 };
 using Set = hookset::HookSet<Count, Many>;
@@ -47,15 +48,19 @@ struct HookRecorder : hookset::Observer {
   std::vector<hookset::HookEvent> ends;
   std::mutex mutex;
   bool wants_hook_events() const noexcept override { return true; }
-  void on_dispatch_begin(std::string_view slot, std::uint64_t) override { add("dispatch-begin " + std::string(slot)); }
-  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t hooks_run, std::exception_ptr error) override {
+  void on_dispatch_begin(std::string_view slot, std::uint64_t) override {
+    add("dispatch-begin " + std::string(slot));
+  }
+  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t hooks_run,
+                       std::exception_ptr error) override {
     add("dispatch-end " + std::to_string(hooks_run) + (error ? " error" : ""));
   }
   void on_hook_begin(const hookset::HookEvent& e) override {
     add("begin " + std::to_string(e.position) + " " + std::string(e.name));
   }
   void on_hook_end(const hookset::HookEvent& e) override {
-    add("end " + std::to_string(e.position) + " " + std::string(e.name) + " " + std::string(to_string(e.outcome)));
+    add("end " + std::to_string(e.position) + " " + std::string(e.name) + " " +
+        std::string(to_string(e.outcome)));
     std::lock_guard lock(mutex);
     ends.push_back(e);
   }
@@ -102,7 +107,9 @@ class json_checker {
   }
   bool number() {
     const std::size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || std::string_view("+-.eE").find(s_[i_]) != std::string_view::npos)) ++i_;
+    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
+                              std::string_view("+-.eE").find(s_[i_]) != std::string_view::npos))
+      ++i_;
     return i_ > start;
   }
   bool value() {
@@ -141,18 +148,21 @@ class json_checker {
 
 }  // namespace
 
-TEST_CASE("hook events of synchronous and asynchronous hooks - with names - positions and outcomes") {
+TEST_CASE(
+    "hook events of synchronous and asynchronous hooks - with names - positions and outcomes") {
   Set set;
   HookRecorder recorder;
   set.set_observer(&recorder);
   set.add<Count>([](int x, std::optional<int> last) { return x + *last; }, {.name = "sync"});
-  set.add<Count>([](int x, std::optional<int> last) -> Task<int> { co_return x + *last; }, {.name = "task"});
+  set.add<Count>([](int x, std::optional<int> last) -> Task<int> { co_return x + *last; },
+                 {.name = "task"});
   set.add<Count>([](int, std::optional<int>) -> int { throw std::runtime_error("no"); },
                  {.name = "flaky", .on_failure = hookset::FailOpen});
   CHECK(hookset::sync_wait(set.call<Count>(1)) == 3);
-  CHECK(recorder.lines == std::vector<std::string>{"dispatch-begin Count", "begin 0 sync", "end 0 sync ok",
-                                                   "begin 1 task", "end 1 task ok", "begin 2 flaky",
-                                                   "end 2 flaky skipped", "dispatch-end 3"});
+  CHECK(recorder.lines == std::vector<std::string>{"dispatch-begin Count", "begin 0 sync",
+                                                   "end 0 sync ok", "begin 1 task", "end 1 task ok",
+                                                   "begin 2 flaky", "end 2 flaky skipped",
+                                                   "dispatch-end 3"});
   REQUIRE(recorder.ends.size() == 3);
   CHECK(recorder.ends[0].slot == "Count");
   CHECK(recorder.ends[0].hook);
@@ -164,20 +174,23 @@ TEST_CASE("a failed hook ends the dispatch: its end says failed") {
   Set set;
   HookRecorder recorder;
   hookset::ScopedObserver process_wide(&recorder);  // process-wide, this time
-  set.add<Count>([](int, std::optional<int>) -> int { throw std::runtime_error("no"); }, {.name = "bad"});
+  set.add<Count>([](int, std::optional<int>) -> int { throw std::runtime_error("no"); },
+                 {.name = "bad"});
   CHECK_THROWS(hookset::sync_wait(set.call<Count>(1)));
-  CHECK(recorder.lines ==
-        std::vector<std::string>{"dispatch-begin Count", "begin 0 bad", "end 0 bad failed", "dispatch-end 1 error"});
+  CHECK(recorder.lines == std::vector<std::string>{"dispatch-begin Count", "begin 0 bad",
+                                                   "end 0 bad failed", "dispatch-end 1 error"});
 }
 
 TEST_CASE("timed-out and cancelled hooks") {
   Set set;
   HookRecorder recorder;
   set.set_observer(&recorder);
-  set.add<Count>([](int x, std::optional<int>) -> int {
-    std::this_thread::sleep_for(20ms);
-    return x;
-  }, {.name = "slow", .timeout = 1ms, .on_failure = hookset::FailClosed});
+  set.add<Count>(
+      [](int x, std::optional<int>) -> int {
+        std::this_thread::sleep_for(20ms);
+        return x;
+      },
+      {.name = "slow", .timeout = 1ms, .on_failure = hookset::FailClosed});
   CHECK_THROWS_AS(hookset::sync_wait(set.call<Count>(1)), hookset::HookFailed);
   CHECK(recorder.lines.at(2) == "end 0 slow timed_out");
 
@@ -185,10 +198,12 @@ TEST_CASE("timed-out and cancelled hooks") {
   HookRecorder second;
   other.set_observer(&second);
   std::stop_source source;
-  other.add<Count>([&](int x, std::optional<int>) {
+  other.add<Count>(
+      [&](int x, std::optional<int>) {
     source.request_stop();
     return x;
-  }, {.name = "stopper"});
+      },
+      {.name = "stopper"});
   CHECK_THROWS_AS(hookset::sync_wait(other.call<Count>(1).with_stop_token(source.get_token())),
                   hookset::DispatchCancelled);
   CHECK(second.lines.at(2) == "end 0 stopper cancelled");
@@ -199,22 +214,26 @@ TEST_CASE("concurrent hooks: one begin and one end each - the durations overlap"
   HookRecorder recorder;
   set.set_observer(&recorder);
   test_support::ManualEvent a, b;
-  set.add<Many>([&](int x) -> Task<int> {
-    co_await a;
-    co_return x;
-  }, {.name = "a"});
-  set.add<Many>([&](int x) -> Task<int> {
-    co_await b;
-    co_return x;
-  }, {.name = "b"});
+  set.add<Many>(
+      [&](int x) -> Task<int> {
+        co_await a;
+        co_return x;
+      },
+      {.name = "a"});
+  set.add<Many>(
+      [&](int x) -> Task<int> {
+        co_await b;
+        co_return x;
+      },
+      {.name = "b"});
   test_support::Outcome<int> out;
   test_support::detach(set.call<Many>(1), out);
   b.fire();
   a.fire();
   REQUIRE(out.done);
   CHECK(*out.value == 3);
-  CHECK(recorder.lines == std::vector<std::string>{"dispatch-begin Many", "begin 0 a", "begin 1 b", "end 0 a ok",
-                                                   "end 1 b ok", "dispatch-end 2"});
+  CHECK(recorder.lines == std::vector<std::string>{"dispatch-begin Many", "begin 0 a", "begin 1 b",
+                                                   "end 0 a ok", "end 1 b ok", "dispatch-end 2"});
 }
 
 TEST_CASE("no observer wants hook events: none are made") {

@@ -1,5 +1,5 @@
-// Exception safety (docs/semantics.md, "Errors and bad input"): an exception thrown by the default, by a hook
-// in any position (sync, coroutine, coroutine after a real suspension) or by a companion
+// Exception safety (docs/semantics.md, "Errors and bad input"): an exception thrown by the default,
+// by a hook in any position (sync, coroutine, coroutine after a real suspension) or by a companion
 // propagates out of the dispatch and leaves the set unchanged and usable; an allocation failure
 // during registration (add, add_hooks, remove, configure, extend, copy-then-add, add from inside a
 // running hook) or during a dispatch leaves the set unchanged. Leaks show in the ASan tree.
@@ -61,8 +61,12 @@ void* checked_malloc_or_throw(std::size_t size) {
 
 void* operator new(std::size_t size) { return checked_malloc_or_throw(size); }
 void* operator new[](std::size_t size) { return checked_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return checked_malloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return checked_malloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return checked_malloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return checked_malloc(size);
+}
 void operator delete(void* block) noexcept { std::free(block); }
 void operator delete[](void* block) noexcept { std::free(block); }
 void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
@@ -92,21 +96,30 @@ using hookset::Flow;
 using hookset::Task;
 using test_support::ManualEvent;
 
-// ---- who throws ----------------------------------------------------------------------------------
+// ---- who throws
+// ----------------------------------------------------------------------------------
 
 enum class Thrower { nobody, default_impl, hook1, hook2, hook3, chain, aggregate, finalize };
 Thrower thrower = Thrower::nobody;
 
 const char* message_of(Thrower who) {
   switch (who) {
-    case Thrower::default_impl: return "default failed";
-    case Thrower::hook1: return "hook 1 failed";
-    case Thrower::hook2: return "hook 2 failed";
-    case Thrower::hook3: return "hook 3 failed";
-    case Thrower::chain: return "chain failed";
-    case Thrower::aggregate: return "aggregate failed";
-    case Thrower::finalize: return "finalize failed";
-    case Thrower::nobody: break;
+    case Thrower::default_impl:
+      return "default failed";
+    case Thrower::hook1:
+      return "hook 1 failed";
+    case Thrower::hook2:
+      return "hook 2 failed";
+    case Thrower::hook3:
+      return "hook 3 failed";
+    case Thrower::chain:
+      return "chain failed";
+    case Thrower::aggregate:
+      return "aggregate failed";
+    case Thrower::finalize:
+      return "finalize failed";
+    case Thrower::nobody:
+      break;
   }
   return "";
 }
@@ -180,7 +193,8 @@ struct AsyncPlus1000 {
   }
 };
 
-// ---- slots: int(int), every default returns its argument ------------------------------------------
+// ---- slots: int(int), every default returns its argument
+// ------------------------------------------
 
 int plain_default(int x) {
   throw_if(Thrower::default_impl);
@@ -198,8 +212,9 @@ struct ChainAggregate : hookset::Slot<int(int), hookset::Always, hookset::Chain<
                                       hookset::Aggregate<Sum>> {
   static int default_impl(int x) { return plain_default(x); }
 };
-struct AsyncChainFinalize : hookset::Slot<int(int), hookset::Fallback, hookset::Chain<AsyncBreakOnNegative>,
-                                          hookset::Finalize<Plus1000>> {
+struct AsyncChainFinalize
+    : hookset::Slot<int(int), hookset::Fallback, hookset::Chain<AsyncBreakOnNegative>,
+                    hookset::Finalize<Plus1000>> {
   static Task<int> default_impl(int x) { return coroutine_default(x); }
 };
 struct AsyncAggregate : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<AsyncSum>> {
@@ -223,14 +238,19 @@ template <class S>
 constexpr bool is_fold = std::is_same_v<S, AlwaysFold> || std::is_same_v<S, AsyncFallbackFold> ||
                          std::is_same_v<S, AsyncFinalize> || std::is_same_v<S, NestedFold>;
 
-// ---- hooks: number t folds as last*10 + t, or outputs x*10 + t ------------------------------------
+// ---- hooks: number t folds as last*10 + t, or outputs x*10 + t
+// ------------------------------------
 
 enum class Kind { sync, coroutine, suspending };
 const char* name_of(Kind kind) {
-  return kind == Kind::sync ? "sync" : kind == Kind::coroutine ? "coroutine" : "coroutine that suspends";
+  return kind == Kind::sync        ? "sync"
+         : kind == Kind::coroutine ? "coroutine"
+                                   : "coroutine that suspends";
 }
 
-Thrower thrower_of_hook(int t) { return t == 1 ? Thrower::hook1 : t == 2 ? Thrower::hook2 : Thrower::hook3; }
+Thrower thrower_of_hook(int t) {
+  return t == 1 ? Thrower::hook1 : t == 2 ? Thrower::hook2 : Thrower::hook3;
+}
 int fold_step(std::optional<int> last, int t) { return last ? *last * 10 + t : t; }
 
 template <class S>
@@ -249,7 +269,6 @@ auto make_coroutine_hook(int t, bool suspends) {
     };
   }
 }
-
 
 template <class S>
 auto make_sync_hook(int t) {
@@ -272,14 +291,15 @@ void add_hook(Set& set, int t, Kind kind) {
   else set.add<S>(make_coroutine_hook<S>(t, kind == Kind::suspending));
 }
 
-// The result with hooks 1, 2, 3 for x = 5 (the dispatch table): the fold gives 5123 from the default,
-// 123 without it; the others see outputs 51, 52, 53.
+// The result with hooks 1, 2, 3 for x = 5 (the dispatch table): the fold gives 5123 from the
+// default, 123 without it; the others see outputs 51, 52, 53.
 template <class S>
 int expected_with_three_hooks() {
   if constexpr (std::is_same_v<S, AlwaysFold> || std::is_same_v<S, NestedFold>) return 5123;
   else if constexpr (std::is_same_v<S, AsyncFallbackFold>) return 123;
   else if constexpr (std::is_same_v<S, ChainAggregate>) return 5 + 51 + 52 + 53;
-  else if constexpr (std::is_same_v<S, AsyncChainFinalize>) return 1005;  // all Continue: finalize(default)
+  else if constexpr (std::is_same_v<S, AsyncChainFinalize>)
+    return 1005;  // all Continue: finalize(default)
   else if constexpr (std::is_same_v<S, AsyncAggregate>) return 5 + 51 + 52 + 53;
   else return 6123;  // AsyncFinalize: finalize(5123)
 }
@@ -296,8 +316,9 @@ void throws_then_unchanged(const Set& set, Thrower who) {
 
 template <class F>
 void for_each_slot_with_three_hooks(F&& f) {
-  boost::mp11::mp_for_each<boost::mp11::mp_list<AlwaysFold, AsyncFallbackFold, ChainAggregate, AsyncChainFinalize,
-                                                AsyncAggregate, AsyncFinalize, NestedFold>>(f);
+  boost::mp11::mp_for_each<
+      boost::mp11::mp_list<AlwaysFold, AsyncFallbackFold, ChainAggregate, AsyncChainFinalize,
+                           AsyncAggregate, AsyncFinalize, NestedFold>>(f);
 }
 
 }  // namespace
@@ -362,7 +383,9 @@ TEST_CASE("an exception from a hook of mixed sync and coroutine hooks, and from 
   REQUIRE(sync_wait(set.call<Single>(5)) == 6);
 }
 
-TEST_CASE("an exception from a chain, aggregate or finalize companion (sync or coroutine) propagates, the set is unchanged") {
+TEST_CASE(
+    "an exception from a chain, aggregate or finalize companion (sync or coroutine) propagates, "
+    "the set is unchanged") {
   for (const Kind kind : {Kind::sync, Kind::suspending}) {
     INFO(name_of(kind) << " hooks");
     Set set;
@@ -372,12 +395,12 @@ TEST_CASE("an exception from a chain, aggregate or finalize companion (sync or c
       add_hook<AsyncAggregate>(set, t, kind);
       add_hook<AsyncFinalize>(set, t, kind);
     }
-    throws_then_unchanged<ChainAggregate>(set, Thrower::chain);           // sync chain
-    throws_then_unchanged<ChainAggregate>(set, Thrower::aggregate);       // sync aggregate
-    throws_then_unchanged<AsyncChainFinalize>(set, Thrower::chain);       // coroutine chain
-    throws_then_unchanged<AsyncChainFinalize>(set, Thrower::finalize);    // sync finalize
-    throws_then_unchanged<AsyncAggregate>(set, Thrower::aggregate);       // coroutine aggregate
-    throws_then_unchanged<AsyncFinalize>(set, Thrower::finalize);         // coroutine finalize
+    throws_then_unchanged<ChainAggregate>(set, Thrower::chain);         // sync chain
+    throws_then_unchanged<ChainAggregate>(set, Thrower::aggregate);     // sync aggregate
+    throws_then_unchanged<AsyncChainFinalize>(set, Thrower::chain);     // coroutine chain
+    throws_then_unchanged<AsyncChainFinalize>(set, Thrower::finalize);  // sync finalize
+    throws_then_unchanged<AsyncAggregate>(set, Thrower::aggregate);     // coroutine aggregate
+    throws_then_unchanged<AsyncFinalize>(set, Thrower::finalize);       // coroutine finalize
   }
   // Without hooks too: the chain on the default, the aggregate of the default alone.
   const Set empty;
@@ -448,7 +471,8 @@ struct Fixture {
   hookset::HookId some_id;
 
   std::string fingerprints() const {
-    return fingerprint(*set) + "| " + (copy ? fingerprint(*copy) : "-") + " | " + (other ? fingerprint(*other) : "-");
+    return fingerprint(*set) + "| " + (copy ? fingerprint(*copy) : "-") + " | " +
+           (other ? fingerprint(*other) : "-");
   }
 };
 
@@ -464,7 +488,8 @@ Fixture make_fixture(bool shared) {
 // Runs `operation` with the n-th allocation failing, n = 1, 2, ... until it succeeds. After every
 // failure everything must be as before; after the success, as after an unhindered run. Returns
 // how many allocations the operation makes.
-long every_allocation_fails(bool shared, bool persistent, const std::function<void(Fixture&)>& operation) {
+long every_allocation_fails(bool shared, bool persistent,
+                            const std::function<void(Fixture&)>& operation) {
   Fixture reference = make_fixture(shared);
   operation(reference);
   const std::string after = reference.fingerprints();
@@ -492,7 +517,8 @@ long every_allocation_fails(bool shared, bool persistent, const std::function<vo
   }
 }
 
-void every_allocation_fails_in_each_setting(const char* what, const std::function<void(Fixture&)>& operation) {
+void every_allocation_fails_in_each_setting(const char* what,
+                                            const std::function<void(Fixture&)>& operation) {
   for (const bool shared : {false, true})
     for (const bool persistent : {false, true}) {
       INFO(what << (shared ? ", lists shared with a copy" : ", lists not shared"));
@@ -524,7 +550,8 @@ TEST_CASE("allocation failure in add<S>: the set is unchanged") {
 TEST_CASE("allocation failure in add_hooks: all or nothing") {
   every_allocation_fails_in_each_setting("add_hooks, list slots only",
                                          [](Fixture& f) { f.set->add_hooks(ListPlugin{9}); });
-  every_allocation_fails_in_each_setting("add_hooks", [](Fixture& f) { f.set->add_hooks(Plugin{9}); });
+  every_allocation_fails_in_each_setting("add_hooks",
+                                         [](Fixture& f) { f.set->add_hooks(Plugin{9}); });
   every_allocation_fails_in_each_setting("add_hooks(shared_ptr)", [](Fixture& f) {
     f.set->add_hooks(std::make_shared<const Plugin>(Plugin{9}));
   });
@@ -532,12 +559,14 @@ TEST_CASE("allocation failure in add_hooks: all or nothing") {
 
 TEST_CASE("allocation failure in remove and configure: the set is unchanged") {
   every_allocation_fails_in_each_setting("remove", [](Fixture& f) { f.set->remove(f.some_id); });
-  every_allocation_fails_in_each_setting("configure", [](Fixture& f) { f.set->configure<ChainAggregate>(Sum{}); });
+  every_allocation_fails_in_each_setting(
+      "configure", [](Fixture& f) { f.set->configure<ChainAggregate>(Sum{}); });
 }
 
 TEST_CASE("allocation failure in extend: the set is unchanged") {
   every_allocation_fails_in_each_setting("extend", [](Fixture& f) { f.set->extend(*f.other); });
-  every_allocation_fails_in_each_setting("extend with itself", [](Fixture& f) { f.set->extend(*f.set); });
+  every_allocation_fails_in_each_setting("extend with itself",
+                                         [](Fixture& f) { f.set->extend(*f.set); });
 }
 
 TEST_CASE("allocation failure in copy, then in adding to the copy: both sets unchanged") {
@@ -566,14 +595,17 @@ TEST_CASE("allocation failure in copy, then in adding to the copy: both sets unc
   }
 }
 
-TEST_CASE("allocation failure in an add from inside a running hook: the set and the running dispatch are unaffected") {
+TEST_CASE(
+    "allocation failure in an add from inside a running hook: the set and the running dispatch are "
+    "unaffected") {
   for (const bool persistent : {false, true}) {
     for (long n = 1;; ++n) {
       INFO("allocation " << n << (persistent ? " and every later one" : "") << " fails");
       Set set = populated(0);  // AlwaysFold: hook 2 (priority 0), hook 1 (priority 1)
       bool attempted = false;
       bool threw = false;
-      set.add<AlwaysFold>([&set, &attempted, &threw, n, persistent](int, std::optional<int> last) {
+      set.add<AlwaysFold>(
+          [&set, &attempted, &threw, n, persistent](int, std::optional<int> last) {
         if (!std::exchange(attempted, true)) {
           FailingAllocations failing(n, persistent);
           try {
@@ -583,7 +615,8 @@ TEST_CASE("allocation failure in an add from inside a running hook: the set and 
           }
         }
         return *last;
-      }, hookset::Priority{-10});
+          },
+          hookset::Priority{-10});
       // The running dispatch keeps the hooks it started with: 5 -> 5 -> 52 -> 521.
       REQUIRE(sync_wait(set.call<AlwaysFold>(5)) == 521);
       if (threw) {
@@ -598,7 +631,9 @@ TEST_CASE("allocation failure in an add from inside a running hook: the set and 
   }
 }
 
-TEST_CASE("allocation failure during a dispatch with coroutine hooks: it propagates, the set is unchanged") {
+TEST_CASE(
+    "allocation failure during a dispatch with coroutine hooks: it propagates, the set is "
+    "unchanged") {
   // Each attempt runs on a new thread: coroutine frames come from a per-thread pool, which would
   // otherwise serve every attempt after the first without allocating.
   for (const bool persistent : {false, true}) {

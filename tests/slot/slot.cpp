@@ -10,7 +10,8 @@
 #include <hookset/slot.hpp>
 
 namespace app {
-struct ValidatePrompt : hookset::Slot<std::optional<std::string>(std::string_view), hookset::Always> {};
+struct ValidatePrompt
+    : hookset::Slot<std::optional<std::string>(std::string_view), hookset::Always> {};
 struct Named : hookset::Slot<int(), hookset::Fallback> {
   static constexpr std::string_view name = "tenant.choose_model";
 };
@@ -75,7 +76,8 @@ struct CountC : hookset::Slot<int(std::string_view), hookset::Fallback> {
 };
 }  // namespace app
 
-TEST_CASE("slots with one signature and options share the engine, the slot contributes a descriptor") {
+TEST_CASE(
+    "slots with one signature and options share the engine, the slot contributes a descriptor") {
   using hookset::detail::kind_of;
   // One kind: one instantiation of the dispatch, the storage and the hook adapters.
   STATIC_REQUIRE(std::is_same_v<kind_of<app::CountA>, kind_of<app::CountB>>);

@@ -4,9 +4,9 @@
 // token, one overrunning its time limit now and then), hookset::Task hooks that hop to the
 // io_context, asio::awaitable hooks and Task hooks waiting on short timers (stopped by Asio's
 // cancellation or by their stop token), hooks that throw, hooks with their own time limit, each
-// with a random failure policy. Dispatches go through async_call or co_await inside an asio::awaitable; some get a
-// deadline, some are cancelled at a random moment (the handler's cancellation slot, or the
-// stop token of their CallOptions).
+// with a random failure policy. Dispatches go through async_call or co_await inside an
+// asio::awaitable; some get a deadline, some are cancelled at a random moment (the handler's
+// cancellation slot, or the stop token of their CallOptions).
 //
 // What it checks, beyond "no crash" (ASan, TSan and UBSan check the rest):
 //  - every dispatch completes exactly once, and its outcome is one its version allows: the
@@ -86,7 +86,7 @@ namespace {
 
 constexpr std::uint64_t default_seed = 20261124;
 constexpr std::uint64_t default_dispatches = 20000;
-constexpr int in_flight = 96;          // dispatches running at once
+constexpr int in_flight = 96;                // dispatches running at once
 constexpr std::uint64_t publish_every = 16;  // completed dispatches between two versions
 constexpr int max_random_hooks = 10;
 
@@ -165,20 +165,21 @@ class Visit {
 
 // What a hook throws: its registration's name, to check against the version.
 struct HookThrew : std::runtime_error {
-  explicit HookThrew(const std::string& hook) : std::runtime_error("soak: hook " + hook + " threw"), name(hook) {}
+  explicit HookThrew(const std::string& hook)
+      : std::runtime_error("soak: hook " + hook + " threw"), name(hook) {}
   std::string name;
 };
 
 // ---- hooks -------------------------------------------------------------------------------------
 
 enum class Kind : unsigned char {
-  sync,        // returns at once
-  sync_stop,   // the same, taking the stop token as its last parameter
-  task,        // a hookset::Task that hops to the io_context and asks current_stop_token()
-  timer,       // waits 0-2 ms on a timer: an asio::awaitable, or a Task stopped by its stop token
-  limited,     // as `timer` with a 4 ms time limit, waiting 0-1 ms, or 10 s for a quarter of inputs
-  sync_slow,   // synchronous with a 1 ms time limit, sleeping 1.5 ms for a sixteenth of inputs
-  anchor,      // the first hook of every version: as `timer`, or 10 s for stall dispatches
+  sync,       // returns at once
+  sync_stop,  // the same, taking the stop token as its last parameter
+  task,       // a hookset::Task that hops to the io_context and asks current_stop_token()
+  timer,      // waits 0-2 ms on a timer: an asio::awaitable, or a Task stopped by its stop token
+  limited,    // as `timer` with a 4 ms time limit, waiting 0-1 ms, or 10 s for a quarter of inputs
+  sync_slow,  // synchronous with a 1 ms time limit, sleeping 1.5 ms for a sixteenth of inputs
+  anchor,     // the first hook of every version: as `timer`, or 10 s for stall dispatches
 };
 constexpr int kind_count = 6;  // the random kinds (anchor excluded)
 
@@ -235,7 +236,8 @@ hookset::Task<Value> hopping(std::shared_ptr<const HookSpec> spec, const ProbePt
 net::awaitable<Value> waiting(std::shared_ptr<const HookSpec> spec, const ProbePtr& probe,
                               std::optional<Value> last) {
   Visit visit(probe);
-  net::steady_timer timer(co_await net::this_coro::executor, spec->wait(probe->input, probe->stall));
+  net::steady_timer timer(co_await net::this_coro::executor,
+                          spec->wait(probe->input, probe->stall));
   try {
     co_await timer.async_wait(net::use_awaitable);  // operation_aborted when stopped
   } catch (const boost::system::system_error&) {
@@ -250,7 +252,8 @@ net::awaitable<Value> waiting(std::shared_ptr<const HookSpec> spec, const ProbeP
 // through a trivially destructible awaiter (as <hookset/asio.hpp> does, for GCC 12).
 class StoppableWait {
   struct State {
-    explicit State(const net::any_io_executor& executor) : strand(net::make_strand(executor)), timer(strand) {}
+    explicit State(const net::any_io_executor& executor)
+        : strand(net::make_strand(executor)), timer(strand) {}
     net::strand<net::any_io_executor> strand;
     net::steady_timer timer;
     bool stopped = false, aborted = false;  // on the strand only
@@ -267,7 +270,8 @@ class StoppableWait {
   };
 
  public:
-  StoppableWait(net::any_io_executor executor, std::chrono::microseconds duration, std::stop_token stop)
+  StoppableWait(net::any_io_executor executor, std::chrono::microseconds duration,
+                std::stop_token stop)
       : executor_(std::move(executor)), duration_(duration), stop_(std::move(stop)) {}
 
   // co_await: true if the time passed, false if stopped first.
@@ -324,7 +328,8 @@ hookset::Task<Value> task_waiting(std::shared_ptr<const HookSpec> spec, const Pr
   co_return spec->contribute(probe, last);
 }
 
-hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec, const net::any_io_executor& executor) {
+hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec,
+                              const net::any_io_executor& executor) {
   hookset::HookOptions options{.name = spec->name,
                                .priority = hookset::Priority{spec->priority},
                                .timeout = spec->limit,
@@ -333,30 +338,30 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec, co
     case Kind::sync:
       return set.add<Score>(
           [spec](const ProbePtr& probe, std::optional<Value> last) {
-            Visit visit(probe);
-            return spec->contribute(probe, last);
+        Visit visit(probe);
+        return spec->contribute(probe, last);
           },
           std::move(options));
     case Kind::sync_stop:
       return set.add<Score>(
           [spec](const ProbePtr& probe, std::optional<Value> last, std::stop_token stop) {
-            Visit visit(probe);
-            if (stop.stop_requested()) ++hook_counts.saw_stop;
-            return spec->contribute(probe, last);
+        Visit visit(probe);
+        if (stop.stop_requested()) ++hook_counts.saw_stop;
+        return spec->contribute(probe, last);
           },
           std::move(options));
     case Kind::sync_slow:
       return set.add<Score>(
           [spec](const ProbePtr& probe, std::optional<Value> last) {
-            Visit visit(probe);
-            if (spec->waits_long(probe->input, false)) std::this_thread::sleep_for(1500us);
-            return spec->contribute(probe, last);
+        Visit visit(probe);
+        if (spec->waits_long(probe->input, false)) std::this_thread::sleep_for(1500us);
+        return spec->contribute(probe, last);
           },
           std::move(options));
     case Kind::task:
       return set.add<Score>(
           [spec, executor](const ProbePtr& probe, std::optional<Value> last) {
-            return hopping(spec, probe, std::move(last), executor);
+        return hopping(spec, probe, std::move(last), executor);
           },
           std::move(options));
     case Kind::timer:
@@ -365,11 +370,13 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec, co
       if (spec->as_task)
         return set.add<Score>(
             [spec, executor](const ProbePtr& probe, std::optional<Value> last) {
-              return task_waiting(spec, probe, std::move(last), executor);
+          return task_waiting(spec, probe, std::move(last), executor);
             },
             std::move(options));
       return set.add<Score>(
-          [spec](const ProbePtr& probe, std::optional<Value> last) { return waiting(spec, probe, std::move(last)); },
+          [spec](const ProbePtr& probe, std::optional<Value> last) {
+        return waiting(spec, probe, std::move(last));
+          },
           std::move(options));
   }
   throw std::logic_error("soak: unknown hook kind");
@@ -385,10 +392,18 @@ struct VersionSpec {
 };
 
 // How a dispatch ended.
-enum class End : unsigned char { ok, cancelled, deadline, hook_limit, hook_failed, hook_threw, unexpected };
+enum class End : unsigned char {
+  ok,
+  cancelled,
+  deadline,
+  hook_limit,
+  hook_failed,
+  hook_threw,
+  unexpected
+};
 constexpr int end_count = 7;
-constexpr const char* end_names[end_count] = {"ok", "cancelled", "deadline", "hook-limit", "hook-failed",
-                                              "hook-threw", "unexpected"};
+constexpr const char* end_names[end_count] = {
+    "ok", "cancelled", "deadline", "hook-limit", "hook-failed", "hook-threw", "unexpected"};
 
 struct Ending {
   End end = End::ok;
@@ -418,14 +433,19 @@ std::vector<Ending> allowed_endings(const VersionSpec& version, std::uint64_t in
         ways[count++] = threw ? 1 : 0;
         if (may_time_out) ways[count++] = 2;
       }
-      for (int w = 0; w + 1 < count; ++w) {  // all but the last way: explore, then go on with the last
+      for (int w = 0; w + 1 < count;
+           ++w) {  // all but the last way: explore, then go on with the last
         if (ways[w] == 0) {
           self(self, i + 1, bits | hook.bit);
           continue;
         }
         switch (hook.policy) {
-          case hookset::FailurePolicy::fail_open: self(self, i + 1, bits); break;
-          case hookset::FailurePolicy::fail_closed: out.push_back({End::hook_failed, hook.name, ways[w] == 2, 0}); break;
+          case hookset::FailurePolicy::fail_open:
+            self(self, i + 1, bits);
+            break;
+          case hookset::FailurePolicy::fail_closed:
+            out.push_back({End::hook_failed, hook.name, ways[w] == 2, 0});
+            break;
           case hookset::FailurePolicy::propagate:
             out.push_back({ways[w] == 2 ? End::hook_limit : End::hook_threw, hook.name, false, 0});
             break;
@@ -439,8 +459,7 @@ std::vector<Ending> allowed_endings(const VersionSpec& version, std::uint64_t in
       if (hook.policy == hookset::FailurePolicy::fail_open) continue;
       if (hook.policy == hookset::FailurePolicy::fail_closed)
         out.push_back({End::hook_failed, hook.name, last_way == 2, 0});
-      else
-        out.push_back({last_way == 2 ? End::hook_limit : End::hook_threw, hook.name, false, 0});
+      else out.push_back({last_way == 2 ? End::hook_limit : End::hook_threw, hook.name, false, 0});
       return;
     }
     out.push_back({End::ok, {}, false, bits | static_cast<std::uint32_t>(anchor_bit)});
@@ -472,7 +491,9 @@ Ending classify(std::exception_ptr error, Value value) {
       cause = "another HookFailed (" + inner.hook_name + ")";
     } catch (...) {
     }
-    if (cause != failed.hook_name) return {End::unexpected, "HookFailed naming " + failed.hook_name + ", cause " + cause, false, 0};
+    if (cause != failed.hook_name)
+      return {End::unexpected, "HookFailed naming " + failed.hook_name + ", cause " + cause, false,
+              0};
     return {End::hook_failed, failed.hook_name, by_limit, 0};
   } catch (const HookThrew& threw) {
     return {End::hook_threw, threw.name, false, 0};
@@ -505,7 +526,9 @@ struct CountingObserver : hookset::Observer {
     if (message.find("fail-open") != std::string_view::npos) ++fail_open_warnings;
   }
   void on_dispatch_begin(std::string_view, std::uint64_t) override { ++begins; }
-  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t, std::exception_ptr) override { ++ends; }
+  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t, std::exception_ptr) override {
+    ++ends;
+  }
   bool wants_hook_events() const noexcept override { return true; }
   void on_hook_begin(const hookset::HookEvent& event) override {
     ++hook_begins;
@@ -538,9 +561,11 @@ struct CountingObserver : hookset::Observer {
   void anomaly(const char* what, const hookset::HookEvent& event) {
     ++anomaly_count_;
     if (messages_.size() >= 10) return;
-    messages_.push_back("observer: hook '" + std::string(event.name) + "' at position " + std::to_string(event.position) +
-                        " of dispatch #" + std::to_string(event.dispatch_id) + " " + what + " (outcome " +
-                        std::string(hookset::to_string(event.outcome)) + ", " + describe(event.error) + ")");
+    messages_.push_back("observer: hook '" + std::string(event.name) + "' at position " +
+                        std::to_string(event.position) + " of dispatch #" +
+                        std::to_string(event.dispatch_id) + " " + what + " (outcome " +
+                        std::string(hookset::to_string(event.outcome)) + ", " +
+                        describe(event.error) + ")");
   }
 
   mutable std::mutex mutex_;
@@ -549,7 +574,8 @@ struct CountingObserver : hookset::Observer {
   std::vector<std::string> messages_;
 };
 
-// ---- the soak ------------------------------------------------------------------------------------
+// ---- the soak
+// ------------------------------------------------------------------------------------
 
 // What one dispatch is given, drawn from the seed and its index.
 struct Plan {
@@ -584,7 +610,11 @@ Plan draw_plan(std::uint64_t seed, std::uint64_t index) {
 // One dispatch, from its launch to its completion; touched on its strand only.
 struct Run {
   Run(net::io_context& io, std::uint64_t i, Plan p)
-      : index(i), plan(p), strand(net::make_strand(io)), timer(strand), probe(std::make_shared<Probe>()) {}
+      : index(i),
+        plan(p),
+        strand(net::make_strand(io)),
+        timer(strand),
+        probe(std::make_shared<Probe>()) {}
   std::uint64_t index;
   Plan plan;
   net::strand<net::io_context::executor_type> strand;
@@ -684,7 +714,8 @@ class Soak {
     hook->kind = static_cast<Kind>(rng_() % kind_count);
     hook->throwing = hook->kind != Kind::limited && rng_() % 2 == 0;
     hook->as_task = !asio_hooks_ || rng_() % 2 == 0;
-    constexpr hookset::FailurePolicy policies[] = {hookset::Propagate, hookset::FailOpen, hookset::FailClosed};
+    constexpr hookset::FailurePolicy policies[] = {hookset::Propagate, hookset::FailOpen,
+                                                   hookset::FailClosed};
     hook->policy = policies[rng_() % 3];
     if (hook->kind == Kind::limited) hook->limit = 4ms;
     else if (hook->kind == Kind::sync_slow) hook->limit = 1ms;
@@ -706,7 +737,8 @@ class Soak {
 
   void remove_random_hook(Set& set) {
     const std::size_t i = rng_() % hooks_.size();
-    if (!set.remove(hooks_[i].second)) record_violation("the publisher could not remove " + hooks_[i].first->name);
+    if (!set.remove(hooks_[i].second))
+      record_violation("the publisher could not remove " + hooks_[i].first->name);
     hooks_.erase(hooks_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 
@@ -716,15 +748,16 @@ class Soak {
     auto version = std::make_shared<VersionSpec>();
     version->stamp = ++publishing_;
     for (const auto& [spec, id] : hooks_) version->hooks.push_back(spec);
-    std::stable_sort(version->hooks.begin(), version->hooks.end(), [](const auto& a, const auto& b) {
+    std::stable_sort(version->hooks.begin(), version->hooks.end(),
+                     [](const auto& a, const auto& b) {
       return a->priority != b->priority ? a->priority < b->priority : a->seq < b->seq;
     });
     std::shared_ptr<const VersionSpec> frozen = std::move(version);
     stamp_id_ = set.add<Score>(
         [frozen](const ProbePtr& probe, std::optional<Value> last) {
-          Visit visit(probe);
-          probe->version = frozen;
-          return *last | (Value{frozen->stamp} << 32);
+      Visit visit(probe);
+      probe->version = frozen;
+      return *last | (Value{frozen->stamp} << 32);
         },
         hookset::Priority{-2000});
   }
@@ -751,8 +784,9 @@ class Soak {
         last_completed = now_completed;
         last_progress = Clock::now();
       } else if (Clock::now() - last_progress > 10s) {
-        record_violation(std::to_string(total_ - static_cast<std::uint64_t>(now_completed)) +
-                         " dispatch(es) never completed (none for 10 s): the io_context is stopped");
+        record_violation(
+            std::to_string(total_ - static_cast<std::uint64_t>(now_completed)) +
+            " dispatch(es) never completed (none for 10 s): the io_context is stopped");
         abandoned_.store(true);
         io_.stop();
         return;
@@ -788,7 +822,8 @@ class Soak {
   hookset::CallOptions options_for(Run& run) {
     hookset::CallOptions options;
     if (run.plan.timeout) options.timeout = *run.plan.timeout;
-    if (run.plan.cancel_after && !run.plan.cancel_by_slot) options.stop_token = run.stop.get_token();
+    if (run.plan.cancel_after && !run.plan.cancel_by_slot)
+      options.stop_token = run.stop.get_token();
     return options;
   }
 
@@ -821,8 +856,7 @@ class Soak {
       if (run->plan.cancel_by_slot)
         hookset::asio::async_call(io_.get_executor(), std::move(dispatch),
                                   net::bind_cancellation_slot(run->signal.slot(), std::move(done)));
-      else
-        hookset::asio::async_call(io_.get_executor(), std::move(dispatch), std::move(done));
+      else hookset::asio::async_call(io_.get_executor(), std::move(dispatch), std::move(done));
     }
     if (run->plan.cancel_after) {
       run->timer.expires_after(*run->plan.cancel_after);
@@ -845,8 +879,8 @@ class Soak {
     run->timer.cancel();
     Probe& probe = *run->probe;
     if (const int running = probe.running.load(); running != 0)
-      record_violation("dispatch " + std::to_string(run->index) + " completed with " + std::to_string(running) +
-                       " hook(s) still running");
+      record_violation("dispatch " + std::to_string(run->index) + " completed with " +
+                       std::to_string(running) + " hook(s) still running");
     probe.completed.store(true);
 
     const Ending ending = classify(error, value);
@@ -858,7 +892,8 @@ class Soak {
   }
 
   void check(const Run& run, const Ending& ending, Value value, Clock::time_point now) {
-    const std::string which = "dispatch " + std::to_string(run.index) + " (" + end_names[static_cast<int>(ending.end)] +
+    const std::string which = "dispatch " + std::to_string(run.index) + " (" +
+                              end_names[static_cast<int>(ending.end)] +
                               (ending.hook.empty() ? "" : " " + ending.hook) + ")";
     switch (ending.end) {
       case End::cancelled:
@@ -867,7 +902,8 @@ class Soak {
         return;
       case End::deadline:
         if (!run.plan.timeout) record_violation(which + ": timed out without a deadline");
-        else if (now - run.launched < *run.plan.timeout) record_violation(which + ": timed out before its deadline");
+        else if (now - run.launched < *run.plan.timeout)
+          record_violation(which + ": timed out before its deadline");
         if (run.plan.stall) ++stalls_timed_out_;
         return;
       case End::unexpected:
@@ -876,21 +912,24 @@ class Soak {
       default:
         break;
     }
-    if (run.plan.stall) record_violation(which + ": a stall dispatch neither cancelled nor timed out");
+    if (run.plan.stall)
+      record_violation(which + ": a stall dispatch neither cancelled nor timed out");
     const VersionSpec* version = run.probe->version.get();
     if (!version) {
       record_violation(which + ": the version's stamp hook did not run");
       return;
     }
     if (version->stamp < run.stamp_low || version->stamp > run.stamp_high)
-      record_violation(which + ": ran on version " + std::to_string(version->stamp) + ", not current during its call (" +
-                       std::to_string(run.stamp_low) + ".." + std::to_string(run.stamp_high) + ")");
+      record_violation(which + ": ran on version " + std::to_string(version->stamp) +
+                       ", not current during its call (" + std::to_string(run.stamp_low) + ".." +
+                       std::to_string(run.stamp_high) + ")");
     if (ending.end == End::ok && stamp_of(value) != version->stamp)
-      record_violation(which + ": value stamped " + std::to_string(stamp_of(value)) + " by version " +
-                       std::to_string(version->stamp));
+      record_violation(which + ": value stamped " + std::to_string(stamp_of(value)) +
+                       " by version " + std::to_string(version->stamp));
     const std::vector<Ending> allowed = allowed_endings(*version, run.probe->input);
     if (std::find(allowed.begin(), allowed.end(), ending) == allowed.end()) {
-      std::string text = which + " on version " + std::to_string(version->stamp) + ": not an allowed ending";
+      std::string text =
+          which + " on version " + std::to_string(version->stamp) + ": not an allowed ending";
       if (ending.end == End::ok) text += " (bits " + std::to_string(ending.bits) + ")";
       record_violation(text);
     }
@@ -948,12 +987,16 @@ class Soak {
 
 }  // namespace
 
-TEST_CASE("soak: dispatches through a shared set republished meanwhile, random hooks, cancellations and deadlines") {
+TEST_CASE(
+    "soak: dispatches through a shared set republished meanwhile, random hooks, cancellations and "
+    "deadlines") {
   const std::uint64_t seed = env_number("HOOKSET_SEED", default_seed);
-  const std::uint64_t dispatches = std::max<std::uint64_t>(env_number("HOOKSET_SOAK_DISPATCHES", default_dispatches), 1);
+  const std::uint64_t dispatches =
+      std::max<std::uint64_t>(env_number("HOOKSET_SOAK_DISPATCHES", default_dispatches), 1);
   const bool asio_hooks = env_number("HOOKSET_SOAK_ASIO_HOOKS", 1) != 0;
   std::printf("[soak] HOOKSET_SEED=%llu HOOKSET_SOAK_DISPATCHES=%llu HOOKSET_SOAK_ASIO_HOOKS=%d\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(dispatches), asio_hooks ? 1 : 0);
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(dispatches),
+              asio_hooks ? 1 : 0);
   std::fflush(stdout);
 
   Soak soak(seed, dispatches, asio_hooks);
@@ -961,15 +1004,21 @@ TEST_CASE("soak: dispatches through a shared set republished meanwhile, random h
 
   std::string outcomes;
   for (int e = 0; e < end_count; ++e)
-    outcomes += std::string(e ? " " : "") + end_names[e] + "=" + std::to_string(soak.count(static_cast<End>(e)));
-  std::printf("[soak] %llu dispatches in %.2f s: %s (ok with fail-open skips=%ld); %llu versions, %ld seen; "
-              "hooks %ld started, %ld finished, %ld saw their stop token triggered; violations=%ld\n",
-              static_cast<unsigned long long>(soak.total()), soak.wall_seconds(), outcomes.c_str(), soak.ok_with_skips(),
-              static_cast<unsigned long long>(soak.versions()), soak.distinct_versions_seen(), hook_counts.started.load(),
-              hook_counts.finished.load(), hook_counts.saw_stop.load(), soak.violations());
+    outcomes += std::string(e ? " " : "") + end_names[e] + "=" +
+                std::to_string(soak.count(static_cast<End>(e)));
+  std::printf(
+      "[soak] %llu dispatches in %.2f s: %s (ok with fail-open skips=%ld); %llu versions, %ld "
+      "seen; "
+      "hooks %ld started, %ld finished, %ld saw their stop token triggered; violations=%ld\n",
+      static_cast<unsigned long long>(soak.total()), soak.wall_seconds(), outcomes.c_str(),
+      soak.ok_with_skips(), static_cast<unsigned long long>(soak.versions()),
+      soak.distinct_versions_seen(), hook_counts.started.load(), hook_counts.finished.load(),
+      hook_counts.saw_stop.load(), soak.violations());
   std::fflush(stdout);
-  for (const std::string& message : soak.first_violations()) std::printf("[soak] violation: %s\n", message.c_str());
-  for (const std::string& message : soak.observer().first_anomalies()) std::printf("[soak] %s\n", message.c_str());
+  for (const std::string& message : soak.first_violations())
+    std::printf("[soak] violation: %s\n", message.c_str());
+  for (const std::string& message : soak.observer().first_anomalies())
+    std::printf("[soak] %s\n", message.c_str());
   std::fflush(stdout);
 
   // Every dispatch completed, exactly once, with an outcome its version allows.
@@ -1022,7 +1071,8 @@ TEST_CASE("soak: dispatches through a shared set republished meanwhile, random h
 // block, `co_await post(...)` throws operation_aborted again: the exception leaves
 // io_context::run(), the co_spawn's completion handler is never called, and the dispatch never
 // completes (its frames leak).
-TEST_CASE("soak: a dispatch stopped before its asio::awaitable hook first runs completes, cancelled") {
+TEST_CASE(
+    "soak: a dispatch stopped before its asio::awaitable hook first runs completes, cancelled") {
   net::io_context io;
   hookset::HookSet<Score> set;
   std::stop_source stop;
@@ -1037,11 +1087,12 @@ TEST_CASE("soak: a dispatch stopped before its asio::awaitable hook first runs c
   });
   bool completed = false;
   std::exception_ptr error;
-  hookset::asio::async_call(io.get_executor(), set.call<Score>(probe).with_stop_token(stop.get_token()),
+  hookset::asio::async_call(io.get_executor(),
+                            set.call<Score>(probe).with_stop_token(stop.get_token()),
                             [&](std::exception_ptr e, Value) {
-                              completed = true;
-                              error = e;
-                            });
+    completed = true;
+    error = e;
+  });
   std::string escaped;
   try {
     io.run();
@@ -1060,7 +1111,9 @@ TEST_CASE("soak: a dispatch stopped before its asio::awaitable hook first runs c
 // or FailClosed - the hook's end has already been reported, the catch takes the exception for
 // the hook's own error and concludes the hook a second time: a second end event, and under
 // FailClosed a HookFailed whose cause is another HookFailed instead of the DispatchTimeout.
-TEST_CASE("soak: a synchronous hook that overruns its time limit or sees its dispatch stopped ends once") {
+TEST_CASE(
+    "soak: a synchronous hook that overruns its time limit or sees its dispatch stopped ends "
+    "once") {
   struct HookEnds : hookset::Observer {
     int begins = 0;
     std::vector<hookset::HookOutcome> ends;

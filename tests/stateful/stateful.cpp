@@ -1,7 +1,7 @@
-// Stateful<T> (docs/semantics.md, "Stateful hooks"): mutable state behind a FIFO async mutex; independent
-// dispatches take turns; a re-entry - direct, through an async nested dispatch, through another
-// slot, through sync_wait - is reported as ReentrancyError (or handed to on_reentrancy) instead
-// of waiting for itself forever; a stateful hook may dispatch other slots freely.
+// Stateful<T> (docs/semantics.md, "Stateful hooks"): mutable state behind a FIFO async mutex;
+// independent dispatches take turns; a re-entry - direct, through an async nested dispatch, through
+// another slot, through sync_wait - is reported as ReentrancyError (or handed to on_reentrancy)
+// instead of waiting for itself forever; a stateful hook may dispatch other slots freely.
 #include "hookset_catch.hpp"
 
 #include <memory>
@@ -72,7 +72,9 @@ TEST_CASE("Stateful hooks fit every slot shape: fold, void, singleton") {
   };
   struct Namer {
     int calls = 0;
-    std::string operator()(int n) { return "call " + std::to_string(++calls) + " for " + std::to_string(n); }
+    std::string operator()(int n) {
+      return "call " + std::to_string(++calls) + " for " + std::to_string(n);
+    }
   };
   set.add<Notify>(hookset::Stateful{Recorder{&notified}});
   set.add<Pick>(hookset::Stateful{Namer{}});
@@ -86,7 +88,10 @@ TEST_CASE("Stateful hooks fit every slot shape: fold, void, singleton") {
 TEST_CASE("a Stateful multi-slot object: one state and one lock for all its slots") {
   struct Bundle {
     int calls = 0;
-    int operator()(NextId, std::string_view, std::optional<int> last) { ++calls; return last.value_or(0) + 100; }
+    int operator()(NextId, std::string_view, std::optional<int> last) {
+      ++calls;
+      return last.value_or(0) + 100;
+    }
     void operator()(Notify, std::string_view) { ++calls; }
   };
   Set set;
@@ -171,7 +176,8 @@ struct Recurser {
   }
 };
 
-TEST_CASE("re-entry through an awaited nested dispatch throws ReentrancyError naming slot and hook") {
+TEST_CASE(
+    "re-entry through an awaited nested dispatch throws ReentrancyError naming slot and hook") {
   Set set;
   hookset::Stateful recurser{Recurser{&set}};
   set.add<NextId>(recurser);

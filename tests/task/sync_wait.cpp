@@ -15,8 +15,8 @@
 
 #include "hookset_catch.hpp"
 
-using hookset::Task;
 using hookset::sync_wait;
+using hookset::Task;
 namespace detail = hookset::detail;
 
 namespace {
@@ -181,8 +181,7 @@ TEST_CASE("awaitable traits follow the language's lookup of the awaiter", "[sync
   SUCCEED();
 }
 
-TEST_CASE("sync_wait returns values by value, references as references, and void",
-          "[sync_wait]") {
+TEST_CASE("sync_wait returns values by value, references as references, and void", "[sync_wait]") {
   static_assert(std::is_same_v<decltype(sync_wait(answer())), int>);
   Task<int> kept = answer();
   static_assert(std::is_same_v<decltype(sync_wait(kept)), int&>);

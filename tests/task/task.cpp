@@ -63,8 +63,8 @@ void operator delete[](void* block, const std::nothrow_t&) noexcept { counted_fr
 void operator delete(void* block, std::size_t) noexcept { counted_free(block); }
 void operator delete[](void* block, std::size_t) noexcept { counted_free(block); }
 
-using hookset::Task;
 using hookset::sync_wait;
+using hookset::Task;
 using hookset::detail::frame_pool;
 
 namespace {
@@ -166,13 +166,12 @@ TEST_CASE("Task yields the value it co_returns", "[task]") {
 }
 
 TEST_CASE("co_await on an lvalue Task yields a reference to the stored value", "[task]") {
-  static_assert(
-      std::is_same_v<hookset::detail::await_result_t<Task<std::string>&>, std::string&>);
+  static_assert(std::is_same_v<hookset::detail::await_result_t<Task<std::string>&>, std::string&>);
   auto check = []() -> Task<bool> {
     Task<std::string> task = []() -> Task<std::string> { co_return "kept"; }();
     std::string& first = co_await task;
     std::string& second = co_await task;  // finished: not started again, same object
-    co_return &first == &second && first == "kept";
+    co_return &first == &second&& first == "kept";
   };
   CHECK(sync_wait(check()));
 }

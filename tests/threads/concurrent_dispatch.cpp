@@ -1,9 +1,10 @@
-// Concurrent dispatch (docs/semantics.md, "Errors and bad input": concurrent dispatches of an unchanged set
-// from many threads are safe). Eight threads dispatch one shared set through sync_wait, over
-// every mode, with synchronous hooks, coroutine hooks, coroutine hooks that hop to another thread
-// (so a dispatch finishes on a thread other than the one that started it) and hooks that dispatch
-// the same set again; every result is checked. Also: the same with an observer installed, and
-// threads that copy the shared set and change their private copies while it is being dispatched.
+// Concurrent dispatch (docs/semantics.md, "Errors and bad input": concurrent dispatches of an
+// unchanged set from many threads are safe). Eight threads dispatch one shared set through
+// sync_wait, over every mode, with synchronous hooks, coroutine hooks, coroutine hooks that hop to
+// another thread (so a dispatch finishes on a thread other than the one that started it) and hooks
+// that dispatch the same set again; every result is checked. Also: the same with an observer
+// installed, and threads that copy the shared set and change their private copies while it is being
+// dispatched.
 //
 // These tests are the ones the ThreadSanitizer stage of scripts/test.sh runs (CTest names start
 // with "threads/"). Catch2 assertions are not thread-safe: worker threads count mismatches and
@@ -124,7 +125,8 @@ struct Fold : hookset::Slot<int(int), hookset::Always> {
 struct AsyncFold : hookset::Slot<int(int), hookset::Fallback> {
   static Task<int> default_impl(int x) { co_return x; }
 };
-struct Gate : hookset::Slot<int(int), hookset::Fallback, hookset::Chain<BreakOnNegative>, hookset::Aggregate<Sum>> {
+struct Gate : hookset::Slot<int(int), hookset::Fallback, hookset::Chain<BreakOnNegative>,
+                            hookset::Aggregate<Sum>> {
   static int default_impl(int x) { return x; }
 };
 struct Final : hookset::Slot<int(int), hookset::Always, hookset::Finalize<AsyncTimes2>> {
@@ -150,7 +152,8 @@ std::atomic<long> notified{0};
 void populate(Set& set) {
   for (int t = 1; t <= 4; ++t)
     set.add<Fold>([t](int, std::optional<int> last) { return *last + t; });
-  set.add<AsyncFold>([](int x, std::optional<int> last) -> Task<int> { co_return last.value_or(x) + 1; });
+  set.add<AsyncFold>(
+      [](int x, std::optional<int> last) -> Task<int> { co_return last.value_or(x) + 1; });
   set.add<AsyncFold>([](int x, std::optional<int> last) -> Task<int> {
     co_await resumer->hop();
     co_return last.value_or(x) + 2;
@@ -178,11 +181,14 @@ void populate(Set& set) {
   });
 }
 
-// The result of slot `slot` for argument x, per the dispatch table (docs/semantics.md); -1 for the void slot.
+// The result of slot `slot` for argument x, per the dispatch table (docs/semantics.md); -1 for the
+// void slot.
 int expected(int slot, int x) {
   switch (slot) {
-    case 0: return x + 10;
-    case 1: return x + 6;
+    case 0:
+      return x + 10;
+    case 1:
+      return x + 6;
     case 2: {
       int total = 0;
       for (int t = 1; t <= 3; ++t) {
@@ -191,22 +197,34 @@ int expected(int slot, int x) {
       }
       return total;
     }
-    case 3: return (x + 3) * 2;
-    case 4: return -1;
-    case 5: return x * 3;
-    default: return 2 * x + 6;
+    case 3:
+      return (x + 3) * 2;
+    case 4:
+      return -1;
+    case 5:
+      return x * 3;
+    default:
+      return 2 * x + 6;
   }
 }
 
 int dispatch(const Set& set, int slot, int x) {
   switch (slot) {
-    case 0: return hookset::sync_wait(set.call<Fold>(x));
-    case 1: return hookset::sync_wait(set.call<AsyncFold>(x));
-    case 2: return hookset::sync_wait(set.call<Gate>(x));
-    case 3: return hookset::sync_wait(set.call<Final>(x));
-    case 4: hookset::sync_wait(set.call<Notify>(x)); return -1;
-    case 5: return hookset::sync_wait(set.call<Single>(x));
-    default: return hookset::sync_wait(set.call<Nested>(x));
+    case 0:
+      return hookset::sync_wait(set.call<Fold>(x));
+    case 1:
+      return hookset::sync_wait(set.call<AsyncFold>(x));
+    case 2:
+      return hookset::sync_wait(set.call<Gate>(x));
+    case 3:
+      return hookset::sync_wait(set.call<Final>(x));
+    case 4:
+      hookset::sync_wait(set.call<Notify>(x));
+      return -1;
+    case 5:
+      return hookset::sync_wait(set.call<Single>(x));
+    default:
+      return hookset::sync_wait(set.call<Nested>(x));
   }
 }
 
@@ -229,7 +247,8 @@ struct CountingObserver : hookset::Observer {
   std::atomic<long> ends{0};
   std::atomic<long> hooks_run{0};
   void on_dispatch_begin(std::string_view, std::uint64_t) override { begins.fetch_add(1); }
-  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t hooks, std::exception_ptr) override {
+  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t hooks,
+                       std::exception_ptr) override {
     ends.fetch_add(1);
     hooks_run.fetch_add(static_cast<long>(hooks));
   }
@@ -237,7 +256,9 @@ struct CountingObserver : hookset::Observer {
 
 }  // namespace
 
-TEST_CASE("eight threads dispatch one shared set: sync, coroutine, thread-hopping and re-dispatching hooks") {
+TEST_CASE(
+    "eight threads dispatch one shared set: sync, coroutine, thread-hopping and re-dispatching "
+    "hooks") {
   Resumer hops;
   resumer = &hops;
   notified = 0;
@@ -261,7 +282,9 @@ TEST_CASE("eight threads dispatch one shared set: sync, coroutine, thread-hoppin
   REQUIRE(notifies > 0);
 }
 
-TEST_CASE("eight threads dispatch one shared set with an observer installed: every dispatch begins and ends once") {
+TEST_CASE(
+    "eight threads dispatch one shared set with an observer installed: every dispatch begins and "
+    "ends once") {
   Resumer hops;
   resumer = &hops;
   Set set;
@@ -307,7 +330,8 @@ TEST_CASE("threads copy a shared set and change their copies while the original 
       }
       // The rest copy it (a const operation on the original), then change and dispatch the copy.
       Set mine(shared);
-      const hookset::HookId extra = mine.add<Fold>([](int, std::optional<int> last) { return *last + 100; });
+      const hookset::HookId extra =
+          mine.add<Fold>([](int, std::optional<int> last) { return *last + 100; });
       mine.add<Single>([](int x) { return x * 5; });
       if (dispatch(mine, 0, i) != i + 110) wrong.fetch_add(1);
       if (dispatch(mine, 5, i) != i * 5) wrong.fetch_add(1);
@@ -315,7 +339,8 @@ TEST_CASE("threads copy a shared set and change their copies while the original 
       mine.extend(shared);  // Fold: the original's four hooks again
       if (dispatch(mine, 0, i) != i + 20) wrong.fetch_add(1);
       if (dispatch(mine, 3, i) != (i + 6) * 2) wrong.fetch_add(1);  // Final: both hooks twice
-      if (dispatch(mine, 6, i) != 3 * i + 12) wrong.fetch_add(1);  // both Nested hooks dispatch `shared`
+      if (dispatch(mine, 6, i) != 3 * i + 12)
+        wrong.fetch_add(1);  // both Nested hooks dispatch `shared`
     }
   });
   resumer = nullptr;
@@ -341,7 +366,8 @@ test_support::Detached finish_into(Awaitable dispatch, Landing& landing) {
 
 }  // namespace
 
-TEST_CASE("a dispatch completes on another thread while the thread that started it destroys the set") {
+TEST_CASE(
+    "a dispatch completes on another thread while the thread that started it destroys the set") {
   // The last reference to the dispatched hooks is dropped by whichever thread comes last, with no
   // synchronisation between the two but the library's own reference count.
   Resumer hops;

@@ -1,5 +1,5 @@
-// Stateful hooks under contention from several threads (docs/semantics.md, "Stateful hooks"): calls are
-// serialised - every id handed out exactly once - and a waiter resumed by another thread's
+// Stateful hooks under contention from several threads (docs/semantics.md, "Stateful hooks"): calls
+// are serialised - every id handed out exactly once - and a waiter resumed by another thread's
 // unlock finishes its dispatch there. Also run under ThreadSanitizer (scripts/test.sh).
 #include "hookset_catch.hpp"
 
@@ -31,7 +31,8 @@ std::vector<int> run_threads(const Set& set) {
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([&set, &mine = ids[t]] {
       mine.reserve(per_thread);
-      for (int i = 0; i < per_thread; ++i) mine.push_back(hookset::sync_wait(set.call<NextId>("worker")));
+      for (int i = 0; i < per_thread; ++i)
+        mine.push_back(hookset::sync_wait(set.call<NextId>("worker")));
     });
   for (auto& worker : workers) worker.join();
   std::vector<int> all;
@@ -48,11 +49,13 @@ std::vector<int> one_to(int n) {
 
 TEST_CASE("8 threads share one synchronous Stateful counter: every id exactly once") {
   Set set;
-  set.add<NextId>(hookset::Stateful{[next = 0](std::string_view, std::optional<int>) mutable { return ++next; }});
+  set.add<NextId>(hookset::Stateful{
+      [next = 0](std::string_view, std::optional<int>) mutable { return ++next; }});
   CHECK(run_threads(set) == one_to(threads * per_thread));
 }
 
-TEST_CASE("8 threads share a coroutine Stateful that dispatches another slot while holding its lock") {
+TEST_CASE(
+    "8 threads share a coroutine Stateful that dispatches another slot while holding its lock") {
   Set set;
   struct Counter {
     const Set* set;

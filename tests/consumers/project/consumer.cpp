@@ -14,8 +14,8 @@ namespace {
 struct Greeting : hookset::Slot<std::string(std::string_view name), hookset::Always> {
   static std::string default_impl(std::string_view name) { return "hello " + std::string(name); }
 };
-struct PickModel : hookset::Slot<std::optional<std::string>(std::string_view task), hookset::Fallback,
-                                 hookset::Chain<hookset::FirstSuccess>> {
+struct PickModel : hookset::Slot<std::optional<std::string>(std::string_view task),
+                                 hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
   static std::optional<std::string> default_impl(std::string_view) { return "small"; }
 };
 using Hooks = hookset::HookSet<Greeting, PickModel>;
@@ -34,7 +34,8 @@ void expect(const std::string& actual, const std::string& expected) {
 
 int main() {
   Hooks hooks;
-  hooks.add<Greeting>([](std::string_view, std::optional<std::string> last) { return *last + "!"; });
+  hooks.add<Greeting>(
+      [](std::string_view, std::optional<std::string> last) { return *last + "!"; });
   hooks.add<PickModel>([](std::string_view task) -> hookset::Task<std::optional<std::string>> {
     if (task == "long") co_return "large";
     co_return std::nullopt;
