@@ -83,6 +83,16 @@ class dispatch_context {
     check(slot, nullptr);
   }
 
+  // The dispatch is awaited by a coroutine that is not the library's (a coroutine type of the
+  // caller's own): it starts a new chain. Its parent link belongs to whatever ran when the
+  // dispatch began (say a hook of another dispatch, which may complete and free it while this
+  // one is suspended), so it is dropped before anything of this dispatch resumes. (The executor
+  // was resolved at begin().)
+  void forget_parent() noexcept {
+    link_.parent = nullptr;
+    hook_link_.parent = nullptr;
+  }
+
   // The link the hooks (and companions, and the default) run under.
   const await_context* link() const noexcept { return hook_running_ ? &hook_link_ : &link_; }
 

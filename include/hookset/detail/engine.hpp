@@ -370,6 +370,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // context of the coroutine awaiting the dispatch.
   template <class Promise>
   auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    // (Before the driver starts the pending awaitable: nothing of this dispatch runs yet.)
+    if constexpr (!std::derived_from<Promise, await_context_carrier>)
+      if (flags_ & has_context) context_->forget_parent();
     driver_.emplace(drive(this));
     flags_ |= driving;
     return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
