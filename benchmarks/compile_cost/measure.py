@@ -2,7 +2,7 @@
 """Measures what hookset costs the compiler: compiles generated translation units of 8, 32, 64
 and 128 slots (benchmarks/compile_cost/generate.py) with each compiler, at -O2 -std=c++20
 -I include, and prints compile seconds and peak memory as a markdown table, plus the targets
-(linear growth; 64 slots <= 10 s and <= 1.5 GiB with GCC -O2). Three programs per size (--modes):
+(growth: 128 slots <= 2.1x the 64-slot time; 64 slots <= 8 s and <= 1 GiB with GCC -O2). Three programs per size (--modes):
 `mixed` (a HookSet cycling through the slot kinds), `uniform` (a HookSet of slots of one
 signature, each registered with a lambda and called once) and `stdfunction` (the uniform program
 written with a std::vector<std::function> per slot: the reference the hookset rows are divided by).
@@ -238,17 +238,22 @@ def main(argv: list[str] | None = None) -> int:
     for label in dict.fromkeys(s.compiler for s in samples):
         for mode in [m for m in HOOKSET_MODES if m in modes]:
             mine = [s for s in samples if s.compiler == label and s.mode == mode]
-            ok_t, text_t = linear_verdict(mine, "cpu_s")
-            ok_m, text_m = linear_verdict(mine, "peak_bytes")
-            print(f"- {verdict(ok_t)} {label} {mode}: linear compile time ({text_t})")
-            print(f"- {verdict(ok_m)} {label} {mode}: linear peak memory ({text_m})")
-            if label.startswith("gcc"):
-                at64 = next((s for s in mine if s.slots == 64 and s.ok), None)
-                if at64:
-                    print(f"- {'PASS' if at64.cpu_s <= 10 else 'MISS'} {label} {mode}: 64 slots -O2 time: "
-                          f"{at64.cpu_s:.1f} s CPU ({at64.wall_s:.1f} s wall) (target ≤ 10 s)")
-                    print(f"- {'PASS' if at64.peak_bytes <= 1.5 * GIB else 'MISS'} {label} {mode}: 64 slots "
-                          f"-O2 memory: {at64.peak_bytes / GIB:.2f} GiB (target ≤ 1.5 GiB)")
+            _, text_t = linear_verdict(mine, "cpu_s")
+            _, text_m = linear_verdict(mine, "peak_bytes")
+            print(f"- info {label} {mode}: marginal compile time ({text_t})")
+            print(f"- info {label} {mode}: marginal peak memory ({text_m})")
+            at64 = next((s for s in mine if s.slots == 64 and s.ok), None)
+            at128 = next((s for s in mine if s.slots == 128 and s.ok), None)
+            if at64 and at128:
+                growth = at128.cpu_s / at64.cpu_s
+                print(f"- {'PASS' if growth <= 2.1 else 'MISS'} {label} {mode}: growth, 128 slots "
+                      f"{at128.cpu_s:.1f} s = {growth:.2f}x the 64 slots' {at64.cpu_s:.1f} s "
+                      f"(target ≤ 2.1x: linear)")
+            if label.startswith("gcc") and at64:
+                print(f"- {'PASS' if at64.cpu_s <= 8 else 'MISS'} {label} {mode}: 64 slots -O2 time: "
+                      f"{at64.cpu_s:.1f} s CPU ({at64.wall_s:.1f} s wall) (target ≤ 8 s)")
+                print(f"- {'PASS' if at64.peak_bytes <= GIB else 'MISS'} {label} {mode}: 64 slots "
+                      f"-O2 memory: {at64.peak_bytes / GIB:.2f} GiB (target ≤ 1 GiB)")
             largest = max((s for s in mine if s.ok and reference(s)), key=lambda s: s.slots, default=None)
             if largest:
                 ref = reference(largest)
