@@ -35,6 +35,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/diagnostics.hpp>
+#include <hookset/detail/slot_traits.hpp>
 #include <hookset/detail/type_name.hpp>
 #include <hookset/slot.hpp>
 
@@ -144,10 +145,11 @@ class Stateful {
                                                                 detail::type_name<T>, std::move(f));
   }
 
-  // What a HookSet calls for slot S (so that a re-entry can name the slot).
+  // What a HookSet calls for slot S (so that a re-entry can name the slot). Returns what a
+  // hook of S returns: the slot's result, or for a Pipeline slot its decision.
   template <class S, class... Args>
-  Task<typename S::result_type> call_for(Args&&... args) const {
-    return locked<typename S::result_type, S>(
+  Task<typename detail::kind_of<S>::result> call_for(Args&&... args) const {
+    return locked<typename detail::kind_of<S>::result, S>(
         state_, slot_name<S>, detail::type_name<T>,
         detail::kept_call<Args...>{{std::forward<Args>(args)...}});
   }
