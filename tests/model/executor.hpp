@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -47,6 +49,8 @@ struct Action {
   int priority = 0;
   int value = 0;
   int variant = 0;
+  int policy = 0;
+  int limit = 0;
   bool async = false;
   Behaviour behaviour;
   OpList mutations;
@@ -126,10 +130,35 @@ constexpr Shape shape_of = S::kind.has(kVoid) ? Shape::Void : S::kind.fold() ? S
 inline std::string render(int v) { return std::to_string(v); }
 inline std::string render(std::string v) { return v; }
 
+// An error a dispatch ended with, spelled as the model spells it (reference_model.hpp).
+inline std::string render_error(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const hookset::HookFailed& e) {
+    return "failclosed[" + e.hook_name + "]:" + render_error(e.cause);
+  } catch (const hookset::DispatchTimeout& e) {
+    return "timeout[" + (e.per_hook ? e.hook_name : std::string()) + "]";
+  } catch (const hookset::DispatchCancelled&) {
+    return "cancelled";
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 // A dispatch in flight: what the model says it does, and what really happened.
 struct Flight {
   int call = 0;
   int slot = 0;
+  Call argument{};
+  ModelSlotState snapshot;    // what the model dispatches (kept to predict again when stopped)
+  bool has_token = false;     // dispatched with the stop token of `stop`
+  bool deadline_passed = false;
+  std::stop_source stop;
+  int stop_at = 0;            // > 0: the hook that requests the stop when it begins
+  int begun = 0;              // hooks of it begun so far (real side)
+  bool stopped = false;       // the model's: a stop was requested
   const void* set = nullptr;  // the dispatched set (only compared: it may be gone)
   Prediction prediction;
   std::size_t next_step = 0;
@@ -139,17 +168,25 @@ struct Flight {
   bool real_done = false;
 };
 
+// The flight's call options on a dispatch (before it starts).
+template <class Dispatch>
+Dispatch&& with_options(Dispatch&& dispatch, const Flight& flight) {
+  if (flight.has_token) std::move(dispatch).with_stop_token(flight.stop.get_token());
+  if (flight.deadline_passed) std::move(dispatch).with_deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  return std::move(dispatch);
+}
+
 template <class S>
 test_support::Detached await_dispatch(const Set& set, Call c, Flight& flight) {
   try {
     if constexpr (S::kind.has(kVoid)) {
-      co_await set.call<S>(c);
+      co_await with_options(set.call<S>(c), flight);
       flight.real = "void";
     } else {
-      flight.real = render(co_await set.call<S>(c));
+      flight.real = render(co_await with_options(set.call<S>(c), flight));
     }
-  } catch (const std::exception& e) {
-    flight.real = std::string("throw:") + e.what();
+  } catch (...) {
+    flight.real = "throw:" + render_error(std::current_exception());
   }
   flight.real_done = true;
 }
@@ -204,6 +241,8 @@ class Executor {
       call(op);
     } else if (op.kind == Op::Release) {
       release(op.value);
+    } else if (op.kind == Op::Cancel) {
+      cancel(op.value);
     } else {
       Action action = resolve(op);
       apply_model(action);
@@ -237,6 +276,8 @@ class Executor {
 
   void hook_begins(const Call& c, int token, long long seen, bool mutates) {
     recorder.record(c.id, token, kBegin, seen);
+    for (const auto& flight : flights_)
+      if (flight->call == c.id && ++flight->begun == flight->stop_at) flight->stop.request_stop();
     if (!mutates) return;
     if (script_.empty()) {
       if (!tearing_down_)
@@ -281,6 +322,8 @@ class Executor {
     a.priority = op.priority;
     a.value = op.value;
     a.variant = op.variant;
+    a.policy = op.policy;
+    a.limit = op.limit;
     a.async = op.async;
     a.behaviour = {op.value, op.throws, op.suspend};
     a.mutations = op.nested;
@@ -326,6 +369,7 @@ class Executor {
         break;
       case Op::Call:
       case Op::Release:
+      case Op::Cancel:
         break;
     }
     return a;
@@ -337,6 +381,8 @@ class Executor {
     a.slot = op.slot;
     a.priority = op.priority;
     a.value = op.value;
+    a.policy = op.policy;
+    a.limit = op.limit;
     a.async = op.async;
     a.behaviour = {op.value, op.throws, op.suspend};
     if (op.kind == Op::Add) a.token = ++tokens_;  // a fresh set is built with add<S>
@@ -362,7 +408,7 @@ class Executor {
 
   void model_add(ModelSet& set, const Action& a) {
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
-    ModelHook hook{a.token, a.priority, a.async, a.behaviour, a.mutations};
+    ModelHook hook{a.token, a.priority, a.async, a.behaviour, a.mutations, a.policy, a.limit};
     if (slot_kinds[static_cast<std::size_t>(a.slot)].mode == Mode::Singleton) {
       if (!slot.hooks.empty()) ++expected_warnings_;  // "singleton hook replaced"
       slot.hooks = {hook};
@@ -426,7 +472,8 @@ class Executor {
       }
       case Op::Drop: model_.erase(model_.begin() + a.set); break;
       case Op::Call:
-      case Op::Release: break;
+      case Op::Release:
+      case Op::Cancel: break;
     }
   }
 
@@ -436,8 +483,17 @@ class Executor {
   void real_add(std::unique_ptr<Set>& holder, const Action& a) {
     auto registration = [&](auto hook) {
       const hookset::Priority priority{a.priority};
-      if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), priority));
-      else ids_[a.token] = holder->template add<S>(std::move(hook), priority);
+      if (a.policy == 0 && a.limit == 0) {  // the short form
+        if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), priority));
+        else ids_[a.token] = holder->template add<S>(std::move(hook), priority);
+        return;
+      }
+      hookset::HookOptions options{.name = hook_name(a.token), .priority = priority};
+      if (a.limit) options.timeout = a.limit == 1 ? std::chrono::nanoseconds(1) : std::chrono::hours(1);
+      if (a.policy)
+        options.on_failure = a.policy == 1 ? hookset::Propagate : a.policy == 2 ? hookset::FailOpen : hookset::FailClosed;
+      if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), options));
+      else ids_[a.token] = holder->template add<S>(std::move(hook), options);
     };
     const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
     if (a.async) registration(Hook<shape_of<S>, true>{core});
@@ -501,7 +557,8 @@ class Executor {
         real_.erase(real_.begin() + a.set);
         break;
       case Op::Call:
-      case Op::Release: break;
+      case Op::Release:
+      case Op::Cancel: break;
     }
   }
 
@@ -543,8 +600,21 @@ class Executor {
     flight.call = c.id;
     flight.slot = op.slot;
     flight.set = real_[index].get();
-    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)],
-                                  model_[index][static_cast<std::size_t>(op.slot)], c).run();
+    flight.argument = c;
+    flight.snapshot = model_[index][static_cast<std::size_t>(op.slot)];
+    flight.has_token = (op.variant & 2) != 0 || op.cancel == -1 || op.cancel > 0;
+    flight.deadline_passed = op.cancel == -2;
+    flight.stop_at = std::max(op.cancel, 0);
+    std::optional<int> stop_at;
+    if (op.cancel == -1) {
+      flight.stop.request_stop();
+      stop_at = 0;
+    } else if (op.cancel > 0) {
+      stop_at = op.cancel;
+    }
+    flight.stopped = stop_at.has_value();
+    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)], flight.snapshot, c, stop_at,
+                                  flight.deadline_passed).run();
     advance_model(flight);
     const bool parks = std::any_of(flight.prediction.steps.begin(), flight.prediction.steps.end(),
                                    [](const Step& step) { return step.kind == Step::Suspend; });
@@ -552,16 +622,16 @@ class Executor {
     const Set& set = *real_[index];
     with_slot(op.slot, [&](auto slot) {
       using S = typename decltype(slot)::type;
-      if (op.variant == 1 || parks) return static_cast<void>(await_dispatch<S>(set, c, flight));
+      if ((op.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(set, c, flight));
       try {
         if constexpr (S::kind.has(kVoid)) {
-          hookset::sync_wait(set.call<S>(c));
+          hookset::sync_wait(with_options(set.call<S>(c), flight));
           flight.real = "void";
         } else {
-          flight.real = render(hookset::sync_wait(set.call<S>(c)));
+          flight.real = render(hookset::sync_wait(with_options(set.call<S>(c), flight)));
         }
-      } catch (const std::exception& e) {
-        flight.real = std::string("throw:") + e.what();
+      } catch (...) {
+        flight.real = "throw:" + render_error(std::current_exception());
       }
       flight.real_done = true;
     });
@@ -589,6 +659,19 @@ class Executor {
     settle(flight);
   }
 
+  // Stops a parked dispatch that has a stop token: the model predicts it again, stopped at the
+  // hook it is parked in (what happened so far is the same), and the real one is asked to stop.
+  void cancel(int pick) {
+    if (pending_.empty()) return;
+    Flight& flight = *pending_[static_cast<std::size_t>(pick) % pending_.size()];
+    if (!flight.has_token || flight.stopped) return;
+    const Step& parked = flight.prediction.steps[flight.next_step - 1];
+    flight.stopped = true;
+    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(flight.slot)], flight.snapshot, flight.argument,
+                                  parked.begun, flight.deadline_passed).run();
+    flight.stop.request_stop();
+  }
+
   // Runs the model's side of a dispatch up to its next parking point: the operations its hooks
   // perform are resolved and applied to the model now, and queued for the real hooks.
   void advance_model(Flight& flight) {
@@ -598,6 +681,10 @@ class Executor {
       if (step.kind == Step::Suspend) {
         pending_.push_back(&flight);
         return;
+      }
+      if (step.kind == Step::Warn) {  // "hook ... failed and was skipped (fail-open)"
+        ++expected_warnings_;
+        continue;
       }
       Group group{flight.call, step.token, {}};
       for (const Op& sub : *step.ops) {

@@ -120,3 +120,9 @@ TEST_CASE("registrations and removals from inside running hooks match the model"
 TEST_CASE("mutations while dispatches are suspended in coroutine hooks match the model") {
   run_variant({"suspended", Config{true, true, false}, 100, 400});
 }
+
+TEST_CASE("failure policies, time limits, stop tokens and deadlines match the model") {
+  Config config{true, true, false};
+  config.services = true;
+  run_variant({"services", config, 100, 400});
+}
