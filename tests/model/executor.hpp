@@ -71,7 +71,18 @@ struct HookCore {
   }
 };
 
-enum class Shape { Fold, Plain, Void };
+enum class Shape { Fold, Plain, Void, Pipeline };
+
+using PipelineDecision = hookset::Decision<Call, int>;
+inline PipelineDecision decide(const Call& c, int k) {
+  switch (pipeline_decision(k)) {
+    case Decides::Rewrite: return hookset::rewrite(Call{c.x + k, c.id});
+    case Decides::Complete: return hookset::complete(2 * c.x + k);
+    case Decides::Reject: return hookset::reject("r" + std::to_string(k));
+    case Decides::Pass: break;
+  }
+  return hookset::pass();
+}
 
 template <Shape, bool Async> struct Hook;
 template <> struct Hook<Shape::Fold, false> {
@@ -124,11 +135,38 @@ template <> struct Hook<Shape::Void, true> {
   }
 };
 
+template <> struct Hook<Shape::Pipeline, false> {
+  HookCore core;
+  PipelineDecision operator()(const Call& c) const {
+    core.begin(c, c.x);
+    core.end();
+    return decide(c, core.behaviour.k);
+  }
+};
+template <> struct Hook<Shape::Pipeline, true> {
+  HookCore core;
+  Task<PipelineDecision> operator()(const Call& c) const {
+    core.begin(c, c.x);
+    if (core.behaviour.suspend) co_await core.park(c);
+    core.end();
+    co_return decide(c, core.behaviour.k);
+  }
+};
+
 template <class S>
-constexpr Shape shape_of = S::kind.has(kVoid) ? Shape::Void : S::kind.fold() ? Shape::Fold : Shape::Plain;
+constexpr Shape shape_of = S::kind.mode == Mode::Pipeline ? Shape::Pipeline
+                           : S::kind.has(kVoid)           ? Shape::Void
+                           : S::kind.fold()               ? Shape::Fold
+                                                          : Shape::Plain;
 
 inline std::string render(int v) { return std::to_string(v); }
 inline std::string render(std::string v) { return v; }
+// A pipeline's result as the model spells it, and its deciding registration as "by#<id>".
+inline std::string render(const hookset::PipelineResult<Call, int>& r) {
+  std::string text = r.completed() ? "complete:" + std::to_string(r.output()) : "reject:" + r.reason();
+  text += " input=" + std::to_string(r.input.x);
+  return text + (r.decided_by ? " by#" + std::to_string(r.decided_by.value()) : " by=default");
+}
 
 // An error a dispatch ended with, spelled as the model spells it (reference_model.hpp).
 inline std::string render_error(const std::exception_ptr& error) {
@@ -716,7 +754,14 @@ class Executor {
     dispatches_failed_ += p.failed ? 1 : 0;
     const std::vector<Event>& events = recorder.by_call[flight.call];
     std::string where = "call " + std::to_string(flight.call) + " (slot " + std::to_string(flight.slot) + ")";
-    if (flight.real != p.result) return fail(where + ": result " + flight.real + ", the model expects " + p.result);
+    std::string expected = p.result;
+    if (slot_kinds[static_cast<std::size_t>(flight.slot)].mode == Mode::Pipeline && !p.failed) {
+      const auto id = ids_.find(p.decided_by);
+      if (p.decided_by == 0) expected += " by=default";
+      else if (id != ids_.end()) expected += " by#" + std::to_string(id->second.value());
+      else expected += flight.real.substr(std::min(flight.real.size(), flight.real.rfind(" by")));  // via with<S>: no id
+    }
+    if (flight.real != expected) return fail(where + ": result " + flight.real + ", the model expects " + expected);
     if (events != p.events) {
       std::string text = where + ": calls differ\n    real: ";
       for (const Event& e : events) text += show(e) + " ";

@@ -74,6 +74,7 @@ struct Prediction {
   std::string result;
   std::size_t hooks_run = 0;
   bool failed = false;
+  int decided_by = 0;  // pipelines: the deciding hook's token (0: the default completed)
 };
 
 struct ModelThrow {
@@ -93,6 +94,7 @@ class Predictor {
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
         call_(call),
+        input_(call.x),
         stop_at_(stop_at),
         deadline_passed_(deadline_passed) {}
 
@@ -108,15 +110,15 @@ class Predictor {
 
  private:
   int run_default() {
-    p_.events.push_back({by_default, kBegin, call_.x});
-    if (call_.x == default_throws_on) throw ModelThrow{"default rejects 13"};
-    return call_.x;
+    p_.events.push_back({by_default, kBegin, input_});
+    if (input_ == default_throws_on) throw ModelThrow{"default rejects 13"};
+    return input_;
   }
   // A hook's output, or nothing when it failed open (docs/semantics.md, failure policies: the
   // dispatch goes on as if it had not run).
   std::optional<int> run_hook(const ModelHook& hook, std::optional<int> last = std::nullopt) {
     const int begun = static_cast<int>(++p_.hooks_run);
-    p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : call_.x});
+    p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : input_});
     if (hook.mutations) p_.steps.push_back({Step::Mutate, hook.token, hook.mutations, begun});
     if (hook.behaviour.suspend) {
       p_.steps.push_back({Step::Suspend, hook.token, nullptr, begun});
@@ -135,6 +137,7 @@ class Predictor {
       if (hook.policy == 3) throw ModelThrow{"failclosed[" + hook_name(hook.token) + "]:" + *failure};
       throw ModelThrow{*failure};
     }
+    if (kind_.mode == Mode::Pipeline) return hook.behaviour.k;
     return kind_.fold() ? fold_value(last, hook.behaviour.k) : plain_value(call_, hook.behaviour.k);
   }
   bool breaks(int v) {
@@ -163,6 +166,7 @@ class Predictor {
     if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};  // nothing runs at all
     const bool none = hooks_.empty();
     const bool always = kind_.mode == Mode::Always;
+    if (kind_.mode == Mode::Pipeline) return pipeline();
     if (kind_.has(kVoid)) {
       if (always || none) run_default();
       if (kind_.mode == Mode::Singleton && !none) {
@@ -231,10 +235,34 @@ class Predictor {
     return aggregate(outputs);
   }
 
+  // docs/semantics.md, pipeline slots: each hook sees the current input; the first terminal
+  // decision ends the dispatch; when all pass, the default runs on the final input. A hook that
+  // failed open passes the input on.
+  std::string pipeline() {
+    const auto result = [&](std::string decision) { return decision + " input=" + std::to_string(input_); };
+    for (const ModelHook& h : hooks_) {
+      const std::optional<int> k = run_hook(h);
+      if (!k) continue;
+      switch (pipeline_decision(*k)) {
+        case Decides::Pass: break;
+        case Decides::Rewrite: input_ += *k; break;
+        case Decides::Complete:
+          p_.decided_by = h.token;
+          return result("complete:" + std::to_string(2 * input_ + *k));
+        case Decides::Reject:
+          p_.decided_by = h.token;
+          return result("reject:r" + std::to_string(*k));
+      }
+    }
+    const int v = run_default();
+    return result("complete:" + std::to_string(v));
+  }
+
   SlotKind kind_;
   std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
   int limit_, weight_, offset_;   // the companions' parameters
   Call call_;
+  int input_;  // the input as rewritten so far (pipelines; else the call's x)
   std::optional<int> stop_at_;
   bool deadline_passed_;
   Prediction p_;
