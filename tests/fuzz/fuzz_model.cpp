@@ -36,7 +36,7 @@ using namespace hookset_model;
 constexpr std::size_t record_size = 8;
 constexpr std::size_t max_operations = 2000;
 
-enum ConfigBits : std::uint8_t { kReentrant = 1, kSuspended = 2, kObserve = 4, kServices = 8 };
+enum ConfigBits : std::uint8_t { kReentrant = 1, kSuspended = 2, kObserve = 4, kServices = 8, kForms = 16 };
 
 // ---- decoding -----------------------------------------------------------------------------------
 
@@ -61,10 +61,11 @@ class Reader {
 //   r[1] set pick (bits 0-2), other pick (bits 3-5)
 //   r[2] slot (modulo the number of slots)
 //   r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
-//   r[4] priority (bits 0-2, minus 3), variant (bits 3-4)
+//   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2 shared)
 //   r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits 5-6, modulo 3)
 //   r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7 inside hook
-//        1 + (bits 3-4))
+//        1 + (bits 3-4)); add: ownership (bits 0-1, modulo 3: owned, std::ref, shared_ptr),
+//        add_hooks for every slot (bits 2-4 all set)
 //   r[7] how many of the following records are this operation's nested operations (modulo 4)
 inline Op decode_op(const std::uint8_t* r, const Config& config) {
   Op op;
@@ -81,18 +82,25 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
     case Op::Extend: op.variant = variant & 1; break;
     case Op::Remove: op.variant = variant % 3; break;
     case Op::Configure: op.variant = variant % 3; break;
-    case Op::Call: op.variant = config.services ? variant : variant & 1; break;
+    case Op::Call:
+      op.variant = config.services ? variant : variant & 1;
+      if (config.forms) op.variant |= (((r[4] >> 5) & 3) % 3) << 2;
+      break;
     default: break;
   }
   if (op.kind == Op::Add) {
     op.async = (r[5] & 1) != 0;
     op.throws = (r[5] & 2) != 0;
-    op.suspend = op.async && (r[5] & 4) != 0;  // only a coroutine hook can park
+    op.suspend = (r[5] & 4) != 0;
     if (config.services) {
       op.policy = (r[5] >> 3) & 3;
       op.limit = ((r[5] >> 5) & 3) % 3;
     }
-    sidestep_known_bugs(op);
+    if (config.forms) {
+      op.own = (r[6] & 3) % 3;
+      op.multi = ((r[6] >> 2) & 7) == 7;
+    }
+    normalise(op);
   }
   if (op.kind == Op::Call && config.services) {
     const int stop = r[6] & 7;
@@ -109,6 +117,7 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
   config.suspended = (data[0] & kSuspended) != 0;
   config.observe = (data[0] & kObserve) != 0;
   config.services = (data[0] & kServices) != 0;
+  config.forms = (data[0] & kForms) != 0;
   Reader in(data + 1, size - 1);
   std::vector<Op> ops;
   while (in.has_record() && ops.size() < max_operations) {
@@ -142,10 +151,11 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
   r[1] = static_cast<std::uint8_t>((op.set & 7) | ((op.other & 7) << 3));
   r[2] = static_cast<std::uint8_t>(op.slot);
   r[3] = static_cast<std::uint8_t>(op.value & 0xff);
-  r[4] = static_cast<std::uint8_t>(((op.priority + 3) & 7) | ((op.variant & 3) << 3));
+  r[4] = static_cast<std::uint8_t>(((op.priority + 3) & 7) | ((op.variant & 3) << 3) | (((op.variant >> 2) & 3) << 5));
   r[5] = static_cast<std::uint8_t>((op.async ? 1 : 0) | (op.throws ? 2 : 0) | (op.suspend ? 4 : 0) |
                                    ((op.policy & 3) << 3) | ((op.limit & 3) << 5));
-  r[6] = static_cast<std::uint8_t>(op.cancel == -1 ? 3 : op.cancel == -2 ? 4 : op.cancel > 0 ? 5 | (((op.cancel - 1) & 3) << 3) : 0);
+  if (op.kind == Op::Add) r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0));
+  else r[6] = static_cast<std::uint8_t>(op.cancel == -1 ? 3 : op.cancel == -2 ? 4 : op.cancel > 0 ? 5 | (((op.cancel - 1) & 3) << 3) : 0);
   r[7] = static_cast<std::uint8_t>(nested);
   out.insert(out.end(), r, r + record_size);
 }
@@ -153,7 +163,8 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
 inline std::vector<std::uint8_t> encode(const Config& config, const std::vector<Op>& ops) {
   std::vector<std::uint8_t> out;
   out.push_back(static_cast<std::uint8_t>((config.reentrant ? kReentrant : 0) | (config.suspended ? kSuspended : 0) |
-                                          (config.observe ? kObserve : 0) | (config.services ? kServices : 0)));
+                                          (config.observe ? kObserve : 0) | (config.services ? kServices : 0) |
+                                          (config.forms ? kForms : 0)));
   for (const Op& op : ops) {
     const std::size_t nested = op.nested ? std::min<std::size_t>(op.nested->size(), 3) : 0;
     encode_op(op, static_cast<int>(nested), out);
@@ -169,10 +180,10 @@ inline int run_one(const std::uint8_t* data, std::size_t size) {
   if (auto failure = run_sequence(ops, config, /*seed of the final releases*/ size)) {
     std::fprintf(stderr,
                  "hookset fuzz: mismatch with the model after operation %zu of %zu: %s\n"
-                 "  config: reentrant=%d suspended=%d observe=%d services=%d\n"
+                 "  config: reentrant=%d suspended=%d observe=%d services=%d forms=%d\n"
                  "  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live hooks)\n%s",
                  failure->index, ops.size(), failure->message.c_str(), config.reentrant, config.suspended,
-                 config.observe, config.services,
+                 config.observe, config.services, config.forms,
                  describe(std::vector<Op>(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(
                                                                     std::min(ops.size(), failure->index + 1))),
                           "    ")
@@ -212,6 +223,7 @@ int write_seeds(const fs::path& dir, int count) {
     config.suspended = (n & 2) != 0;
     config.observe = (n & 4) != 0;
     config.services = (n & 8) != 0;
+    config.forms = (n & 16) != 0;
     if (config.suspended) config.reentrant = true;  // as the model tests run it
     const std::vector<Op> ops = random_sequence(r, config, r.between(4, 80));
     const std::vector<std::uint8_t> bytes = hookset_fuzz::encode(config, ops);

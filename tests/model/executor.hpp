@@ -51,6 +51,8 @@ struct Action {
   int variant = 0;
   int policy = 0;
   int limit = 0;
+  int own = 0;
+  bool multi = false;  // add: tokens token .. token + slot_count - 1, one per slot
   bool async = false;
   Behaviour behaviour;
   OpList mutations;
@@ -159,6 +161,39 @@ constexpr Shape shape_of = S::kind.mode == Mode::Pipeline ? Shape::Pipeline
                            : S::kind.fold()               ? Shape::Fold
                                                           : Shape::Plain;
 
+template <Shape Sh> using output_of = std::conditional_t<Sh == Shape::Void, void,
+                                      std::conditional_t<Sh == Shape::Pipeline, PipelineDecision, int>>;
+
+// A coroutine hook run from a frame that owns it (a temporary's coroutine would outlive it).
+template <Shape Sh, class... Last>
+Task<output_of<Sh>> owning_frame(Hook<Sh, true> hook, const Call& c, Last... last) {
+  if constexpr (std::is_void_v<output_of<Sh>>) co_await hook(c, last...);
+  else co_return co_await hook(c, last...);
+}
+
+// One object for every slot of the set (add_hooks): called with the slot first, then the slot's
+// hook shape. Its adapter for the i-th slot behaves as a hook with token `core.token + i`.
+template <bool Async>
+struct MultiHook {
+  HookCore core;
+  template <class S>
+  HookCore adapter() const {
+    return {core.token + static_cast<int>(mp::mp_find<Slots, S>::value), core.behaviour, core.mutates, core.executor};
+  }
+  template <class S>
+    requires(shape_of<S> == Shape::Fold)
+  auto operator()(S, const Call& c, std::optional<int> last) const {
+    if constexpr (Async) return owning_frame<Shape::Fold>(Hook<Shape::Fold, true>{adapter<S>()}, c, last);
+    else return Hook<Shape::Fold, false>{adapter<S>()}(c, last);
+  }
+  template <class S>
+    requires(shape_of<S> != Shape::Fold)
+  auto operator()(S, const Call& c) const {
+    if constexpr (Async) return owning_frame<shape_of<S>>(Hook<shape_of<S>, true>{adapter<S>()}, c);
+    else return Hook<shape_of<S>, false>{adapter<S>()}(c);
+  }
+};
+
 inline std::string render(int v) { return std::to_string(v); }
 inline std::string render(std::string v) { return v; }
 // A pipeline's result as the model spells it, and its deciding registration as "by#<id>".
@@ -184,6 +219,36 @@ inline std::string render_error(const std::exception_ptr& error) {
     return "unknown exception";
   }
 }
+
+// How often the features beyond add/remove/configure/copy/extend/call were exercised.
+struct Features {
+  std::size_t stopped = 0;           // dispatches stopped (before the start, in a hook, while parked)
+  std::size_t stopped_parked = 0;    //   of which while parked
+  std::size_t deadline = 0;          // dispatches whose deadline had passed
+  std::size_t failed_open = 0;       // hook failures a FailOpen policy skipped
+  std::size_t pipelines = 0;         // pipeline dispatches
+  std::size_t borrowed = 0, shared = 0, multi = 0;  // registrations: std::ref, shared_ptr, add_hooks
+  std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
+  Features& operator+=(const Features& o) {
+    stopped += o.stopped;
+    stopped_parked += o.stopped_parked;
+    deadline += o.deadline;
+    failed_open += o.failed_open;
+    pipelines += o.pipelines;
+    borrowed += o.borrowed;
+    shared += o.shared;
+    multi += o.multi;
+    frozen_calls += o.frozen_calls;
+    shared_calls += o.shared_calls;
+    return *this;
+  }
+};
+
+template <class> struct shared_of;
+template <class... Members> struct shared_of<hookset::HookSet<Members...>> {
+  using type = hookset::SharedHookSet<Members...>;
+};
+using SharedSet = shared_of<Set>::type;
 
 // A dispatch in flight: what the model says it does, and what really happened.
 struct Flight {
@@ -214,14 +279,14 @@ Dispatch&& with_options(Dispatch&& dispatch, const Flight& flight) {
   return std::move(dispatch);
 }
 
-template <class S>
-test_support::Detached await_dispatch(const Set& set, Call c, Flight& flight) {
+template <class S, class AnySet>
+test_support::Detached await_dispatch(const AnySet& set, Call c, Flight& flight) {
   try {
     if constexpr (S::kind.has(kVoid)) {
-      co_await with_options(set.call<S>(c), flight);
+      co_await with_options(set.template call<S>(c), flight);
       flight.real = "void";
     } else {
-      flight.real = render(co_await with_options(set.call<S>(c), flight));
+      flight.real = render(co_await with_options(set.template call<S>(c), flight));
     }
   } catch (...) {
     flight.real = "throw:" + render_error(std::current_exception());
@@ -309,6 +374,7 @@ class Executor {
   std::size_t dispatches_failed() const { return dispatches_failed_; }
   std::size_t max_parked() const { return max_parked_; }
   std::size_t destroyed_in_flight() const { return destroyed_in_flight_; }
+  const Features& features() const { return features_; }
 
   // ---- what the real hooks call -----------------------------------------------------------------
 
@@ -362,15 +428,20 @@ class Executor {
     a.variant = op.variant;
     a.policy = op.policy;
     a.limit = op.limit;
+    a.own = op.own;
+    a.multi = op.multi;
     a.async = op.async;
     a.behaviour = {op.value, op.throws, op.suspend};
     a.mutations = op.nested;
     const ModelSet& target = model_[static_cast<std::size_t>(a.set)];
     switch (op.kind) {
       case Op::Add:
-        a.skip = target[static_cast<std::size_t>(op.slot)].hooks.size() >= 24;
-        if (!a.skip) a.token = ++tokens_;
-        if (!a.skip && op.variant) anonymous_.push_back(a.token);
+        a.skip = op.multi ? std::any_of(target.begin(), target.end(),
+                                        [](const ModelSlotState& slot) { return slot.hooks.size() >= 24; })
+                          : target[static_cast<std::size_t>(op.slot)].hooks.size() >= 24;
+        if (!a.skip) a.token = take_tokens(op);
+        if (!a.skip && op.variant)
+          for (int i = 0; i < (op.multi ? slot_count : 1); ++i) anonymous_.push_back(a.token + i);
         break;
       case Op::Remove:
         if (op.variant == 0) {
@@ -421,11 +492,20 @@ class Executor {
     a.value = op.value;
     a.policy = op.policy;
     a.limit = op.limit;
+    a.own = op.own;
+    a.multi = op.multi;
     a.async = op.async;
     a.behaviour = {op.value, op.throws, op.suspend};
-    if (op.kind == Op::Add) a.token = ++tokens_;  // a fresh set is built with add<S>
+    if (op.kind == Op::Add) a.token = take_tokens(op);  // a fresh set is built with add<S> / add_hooks
     else a.skip = !companion_of(op.slot, op.variant, a.variant);
     return a;
+  }
+
+  // A new registration's token (add_hooks: one per slot, consecutive).
+  int take_tokens(const Op& op) {
+    const int first = tokens_ + 1;
+    tokens_ += op.multi ? slot_count : 1;
+    return first;
   }
 
   // Which companion (0 chain, 1 aggregate, 2 finalize) `pick` names for a slot, if it has any.
@@ -445,6 +525,16 @@ class Executor {
   // ---- the model side ---------------------------------------------------------------------------
 
   void model_add(ModelSet& set, const Action& a) {
+    if (a.multi) {  // add_hooks: an adapter for every slot, in the set's slot order
+      for (int i = 0; i < slot_count; ++i) {
+        Action one = a;
+        one.multi = false;
+        one.slot = i;
+        one.token = a.token + i;
+        model_add(set, one);
+      }
+      return;
+    }
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
     ModelHook hook{a.token, a.priority, a.async, a.behaviour, a.mutations, a.policy, a.limit};
     if (slot_kinds[static_cast<std::size_t>(a.slot)].mode == Mode::Singleton) {
@@ -534,8 +624,58 @@ class Executor {
       else ids_[a.token] = holder->template add<S>(std::move(hook), options);
     };
     const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
-    if (a.async) registration(Hook<shape_of<S>, true>{core});
-    else registration(Hook<shape_of<S>, false>{core});
+    if (a.async) register_form(registration, owned_as(a.own, Hook<shape_of<S>, true>{core}));
+    else register_form(registration, owned_as(a.own, Hook<shape_of<S>, false>{core}));
+  }
+
+  // The hook as registered: itself (moved in), std::ref to a copy the executor keeps until the
+  // end (borrowed), or a std::shared_ptr (shared). One type per call: the forms are variants.
+  template <class H>
+  auto owned_as(int own, H hook) {
+    struct Form {
+      int own;
+      H hook;
+      std::shared_ptr<H> kept;
+    };
+    Form form{own, std::move(hook), nullptr};
+    features_.borrowed += own == 1;
+    features_.shared += own == 2;
+    if (own != 0) {
+      form.kept = std::make_shared<H>(form.hook);
+      if (own == 1) borrowed_.push_back(form.kept);
+    }
+    return form;
+  }
+  template <class Register, class Form>
+  static void register_form(Register&& registration, Form&& form) {
+    if (form.own == 1) registration(std::ref(*form.kept));
+    else if (form.own == 2) registration(std::move(form.kept));
+    else registration(std::move(form.hook));
+  }
+
+  // add_hooks / with_hooks of one MultiHook.
+  void real_add_multi(std::unique_ptr<Set>& holder, const Action& a) {
+    const hookset::Priority priority{a.priority};
+    auto registration = [&](auto object) {
+      if (a.variant) {
+        holder = std::make_unique<Set>(std::move(*holder).with_hooks(std::move(object), priority));
+        return;
+      }
+      const std::vector<hookset::HookId> ids = holder->add_hooks(std::move(object), priority);
+      if (ids.size() != static_cast<std::size_t>(slot_count))
+        return fail("add_hooks returned " + std::to_string(ids.size()) + " ids for " + std::to_string(slot_count) + " slots");
+      for (int i = 0; i < slot_count; ++i) ids_[a.token + i] = ids[static_cast<std::size_t>(i)];
+    };
+    ++features_.multi;
+    const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
+    auto each = [&](auto form) { register_form(registration, std::move(form)); };
+    if (a.async) each(owned_as(a.own, MultiHook<true>{core}));
+    else each(owned_as(a.own, MultiHook<false>{core}));
+  }
+
+  void real_add_any(std::unique_ptr<Set>& holder, const Action& a) {
+    if (a.multi) return real_add_multi(holder, a);
+    with_slot(a.slot, [&](auto slot) { real_add<typename decltype(slot)::type>(holder, a); });
   }
 
   template <class S>
@@ -550,9 +690,7 @@ class Executor {
     if (a.skip) return;
     std::unique_ptr<Set>& target = real_[static_cast<std::size_t>(a.set)];
     switch (a.kind) {
-      case Op::Add:
-        with_slot(a.slot, [&](auto slot) { real_add<typename decltype(slot)::type>(target, a); });
-        break;
+      case Op::Add: real_add_any(target, a); break;
       case Op::Remove: {
         const auto id = ids_.find(a.token);
         const bool removed = target->remove(a.token != 0 && id != ids_.end() ? id->second : hookset::HookId{});
@@ -581,12 +719,10 @@ class Executor {
       }
       case Op::ExtendFresh: {
         auto fresh = std::make_unique<Set>();
-        for (const Action& f : a.fresh)
-          with_slot(f.slot, [&](auto slot) {
-            using S = typename decltype(slot)::type;
-            if (f.kind == Op::Add) real_add<S>(fresh, f);
-            else real_configure<S>(*fresh, f);
-          });
+        for (const Action& f : a.fresh) {
+          if (f.kind == Op::Add) real_add_any(fresh, f);
+          else with_slot(f.slot, [&](auto slot) { real_configure<typename decltype(slot)::type>(*fresh, f); });
+        }
         target->extend(*fresh);
         break;  // the fresh set goes away; its hooks live on in `target`
       }
@@ -658,21 +794,39 @@ class Executor {
                                    [](const Step& step) { return step.kind == Step::Suspend; });
     // The set may be destroyed by the hooks of this very dispatch: nothing touches it after the start.
     const Set& set = *real_[index];
-    with_slot(op.slot, [&](auto slot) {
-      using S = typename decltype(slot)::type;
-      if ((op.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(set, c, flight));
-      try {
-        if constexpr (S::kind.has(kVoid)) {
-          hookset::sync_wait(with_options(set.call<S>(c), flight));
-          flight.real = "void";
-        } else {
-          flight.real = render(hookset::sync_wait(with_options(set.call<S>(c), flight)));
+    auto dispatch = [&](const auto& through) {
+      with_slot(op.slot, [&](auto slot) {
+        using S = typename decltype(slot)::type;
+        if ((op.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(through, c, flight));
+        try {
+          if constexpr (S::kind.has(kVoid)) {
+            hookset::sync_wait(with_options(through.template call<S>(c), flight));
+            flight.real = "void";
+          } else {
+            flight.real = render(hookset::sync_wait(with_options(through.template call<S>(c), flight)));
+          }
+        } catch (...) {
+          flight.real = "throw:" + render_error(std::current_exception());
         }
-      } catch (...) {
-        flight.real = "throw:" + render_error(std::current_exception());
-      }
-      flight.real_done = true;
-    });
+        flight.real_done = true;
+      });
+    };
+    // A frozen copy or a shared holder dispatches exactly as the set; each is gone once the
+    // dispatch has started (a parked dispatch keeps what it runs on).
+    const int through = (op.variant >> 2) & 3;
+    features_.frozen_calls += through == 1;
+    features_.shared_calls += through == 2;
+    features_.stopped += flight.stopped;
+    features_.deadline += flight.deadline_passed;
+    features_.pipelines += slot_kinds[static_cast<std::size_t>(op.slot)].mode == Mode::Pipeline;
+    if (through == 1) {
+      dispatch(set.freeze());
+    } else if (through == 2) {
+      const SharedSet shared{Set(set)};
+      dispatch(shared);
+    } else {
+      dispatch(set);
+    }
     flight.dispatch_id = observer_.last_begin;
     settle(flight);
   }
@@ -705,6 +859,8 @@ class Executor {
     if (!flight.has_token || flight.stopped) return;
     const Step& parked = flight.prediction.steps[flight.next_step - 1];
     flight.stopped = true;
+    ++features_.stopped;
+    ++features_.stopped_parked;
     flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(flight.slot)], flight.snapshot, flight.argument,
                                   parked.begun, flight.deadline_passed).run();
     flight.stop.request_stop();
@@ -722,6 +878,7 @@ class Executor {
       }
       if (step.kind == Step::Warn) {  // "hook ... failed and was skipped (fail-open)"
         ++expected_warnings_;
+        ++features_.failed_open;
         continue;
       }
       Group group{flight.call, step.token, {}};
@@ -787,6 +944,7 @@ class Executor {
   std::vector<int> anonymous_;
   std::unordered_map<int, hookset::HookId> ids_;
   std::deque<Group> script_;
+  std::vector<std::shared_ptr<const void>> borrowed_;  // what borrowed (std::ref) hooks refer to
   std::deque<std::unique_ptr<Gate>> gates_;  // the real parked dispatches, in parking order
   std::vector<Flight*> pending_;             // the model's, in the same order
   std::vector<std::unique_ptr<Flight>> flights_;
@@ -799,6 +957,7 @@ class Executor {
   std::size_t dispatches_failed_ = 0;
   std::size_t max_parked_ = 0;
   std::size_t destroyed_in_flight_ = 0;
+  Features features_;
   CountingObserver observer_;
   hookset::Observer* previous_observer_ = nullptr;
   bool tearing_down_ = false;
@@ -827,6 +986,7 @@ struct Totals {
   std::size_t failed = 0;
   std::size_t max_parked = 0;
   std::size_t destroyed_in_flight = 0;
+  Features features;
 };
 
 inline std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Config& config, std::uint64_t seed,
@@ -851,6 +1011,7 @@ inline std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Con
       totals->failed += executor.dispatches_failed();
       totals->max_parked = std::max(totals->max_parked, executor.max_parked());
       totals->destroyed_in_flight += executor.destroyed_in_flight();
+      totals->features += executor.features();
     }
   }
   return failure;

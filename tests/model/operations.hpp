@@ -52,9 +52,12 @@ struct Op {
   int value = 0;     // add: k; configure: the parameter; call: x; remove, release: a pick
   int variant = 0;   // add/extend: via with<S>/with_extended; configure: which companion;
                      // remove: 0 a live hook of the set, 1 any token issued, 2 the null id;
-                     // call: bit 0 co_await (else sync_wait), bit 1 with a stop token
+                     // call: bit 0 co_await (else sync_wait), bit 1 with a stop token,
+                     //   bits 2-3 dispatched through 1 a FrozenHookSet (freeze()), 2 a SharedHookSet
   int policy = 0;    // add: 0 none given (the slot's: Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
   int limit = 0;     // add: the hook's own time limit: 0 none, 1 one nanosecond (expires), 2 an hour
+  int own = 0;       // add: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr)
+  bool multi = false;  // add: one object for every slot of the set (add_hooks / with_hooks)
   int cancel = 0;    // call: 0 never stopped, -1 stopped before it starts, -2 its deadline already
                      // passed, k > 0 stopped when its k-th hook begins (from inside that hook)
   bool async = false;
@@ -77,7 +80,8 @@ inline std::string describe(const Op& op) {
           << " k=" << op.value << (op.throws ? " throws" : "") << (op.suspend ? " suspends" : "")
           << (op.variant ? " via with<S>" : "")
           << (op.policy == 1 ? " propagate" : op.policy == 2 ? " fail-open" : op.policy == 3 ? " fail-closed" : "")
-          << (op.limit == 1 ? " limit 1ns" : op.limit == 2 ? " limit 1h" : "");
+          << (op.limit == 1 ? " limit 1ns" : op.limit == 2 ? " limit 1h" : "")
+          << (op.own == 1 ? " borrowed" : op.own == 2 ? " shared_ptr" : "") << (op.multi ? " add_hooks (every slot)" : "");
       if (op.nested) out << " mutating {\n" << describe(*op.nested, "      ") << "    }";
       break;
     case Op::Remove:
@@ -97,7 +101,8 @@ inline std::string describe(const Op& op) {
     case Op::Drop: out << "drop set~" << op.set; break;
     case Op::Call:
       out << "call set~" << op.set << " slot " << op.slot << " x=" << op.value
-          << ((op.variant & 1) ? " co_await" : " sync_wait") << ((op.variant & 2) ? " with stop token" : "");
+          << ((op.variant & 1) ? " co_await" : " sync_wait") << ((op.variant & 2) ? " with stop token" : "")
+          << (((op.variant >> 2) & 3) == 1 ? " frozen" : ((op.variant >> 2) & 3) == 2 ? " shared" : "");
       if (op.cancel == -1) out << " stopped before start";
       else if (op.cancel == -2) out << " deadline passed";
       else if (op.cancel > 0) out << " stopped in hook " << op.cancel;
@@ -113,6 +118,7 @@ struct Config {
   bool suspended = false;  // coroutine hooks park; Release operations resume them
   bool observe = false;    // an observer counts warnings and checks hooks_run
   bool services = false;   // failure policies, time limits, stop tokens, deadlines
+  bool forms = false;      // borrowed and shared hooks, add_hooks, frozen and shared sets
 };
 
 inline Op random_add(Random& r, const Config& config, bool may_mutate);
@@ -134,6 +140,14 @@ inline void sidestep_known_bugs(Op& op) {
   // HookFailed(DispatchTimeout) (regressions.cpp).
   const bool has_result = !slot_kinds[static_cast<std::size_t>(op.slot) % slot_kinds.size()].has(kVoid);
   if (op.policy == 3 && op.limit == 1 && !op.async && has_result) op.limit = 2;
+}
+
+// What an operation may carry, whatever produced it (the generator, the fuzzer's decoder).
+inline void normalise(Op& op) {
+  if (op.kind != Op::Add) return;
+  if (!op.async) op.suspend = false;  // only a coroutine hook can park
+  if (op.multi) op.policy = op.limit = 0;  // add_hooks: one name and policy for every adapter
+  sidestep_known_bugs(op);
 }
 
 inline OpList random_fresh_set(Random& r, const Config& config) {
@@ -194,8 +208,12 @@ inline Op random_add(Random& r, const Config& config, bool may_mutate) {
     if (r.chance(12)) op.throws = true;
     op.policy = r.chance(50) ? 0 : r.between(1, 3);
     op.limit = r.chance(88) ? 0 : r.chance(60) ? 1 : 2;
-    sidestep_known_bugs(op);
   }
+  if (config.forms) {
+    op.own = r.chance(70) ? 0 : r.between(1, 2);
+    op.multi = r.chance(4);
+  }
+  normalise(op);
   if (may_mutate && config.reentrant && r.chance(15)) {
     std::vector<Op> mutations;
     for (int n = r.between(1, 3); n > 0; --n) mutations.push_back(random_mutation(r, config));
@@ -242,6 +260,7 @@ inline std::vector<Op> random_sequence(Random& r, const Config& config, int leng
       op.slot = r.below(slot_count);
       op.value = r.between(-3, 40);
       op.variant = r.below(2);
+      if (config.forms && r.chance(30)) op.variant |= r.between(1, 2) << 2;
       if (config.services) {
         if (r.chance(30)) op.variant |= 2;
         const int stop = r.below(100);

@@ -44,6 +44,10 @@ using namespace hookset_model;
 
 constexpr std::uint64_t default_seed = 20240611;
 
+// Every operation run by the test cases of this process (generated ones and those running hooks
+// performed), each checked against the model.
+std::size_t operations_checked = 0;
+
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
   if (!text || !*text) return fallback;
@@ -97,6 +101,16 @@ void run_variant(const Variant& variant) {
               variant.name, totals.operations, totals.hook_operations, totals.dispatches,
               totals.dispatches ? static_cast<double>(totals.hooks_run) / static_cast<double>(totals.dispatches) : 0.0,
               totals.failed, totals.max_parked, totals.destroyed_in_flight, seconds);
+  const Features& f = totals.features;
+  if (variant.config.services || variant.config.forms)
+    std::printf("[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook failures "
+                "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu add_hooks; "
+                "dispatches through %zu frozen and %zu shared sets\n",
+                variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines, f.borrowed, f.shared,
+                f.multi, f.frozen_calls, f.shared_calls);
+  std::fflush(stdout);
+  operations_checked += totals.operations + totals.hook_operations;
+  std::printf("[model] %zu operations checked against the model so far in this run\n", operations_checked);
   std::fflush(stdout);
   if (only == ~0ULL) {  // each variant really does what it is there for
     REQUIRE(totals.operations >= static_cast<std::size_t>(sequences) * static_cast<std::size_t>(variant.length));
@@ -104,6 +118,12 @@ void run_variant(const Variant& variant) {
     if (variant.config.reentrant) REQUIRE(totals.hook_operations > 0);
     if (variant.config.reentrant) REQUIRE(totals.destroyed_in_flight > 0);
     if (variant.config.suspended) REQUIRE(totals.max_parked > 1);
+    if (variant.config.services) {
+      REQUIRE(f.stopped_parked > 0);
+      REQUIRE(f.deadline > 0);
+      REQUIRE(f.failed_open > 0);
+    }
+    if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
   }
 }
 
@@ -124,5 +144,12 @@ TEST_CASE("mutations while dispatches are suspended in coroutine hooks match the
 TEST_CASE("failure policies, time limits, stop tokens and deadlines match the model") {
   Config config{true, true, false};
   config.services = true;
-  run_variant({"services", config, 100, 400});
+  run_variant({"services", config, 200, 400});
+}
+
+TEST_CASE("borrowed and shared hooks, add_hooks, frozen and shared sets, with everything else, match the model") {
+  Config config{true, true, false};
+  config.services = true;
+  config.forms = true;
+  run_variant({"forms", config, 200, 400});
 }
