@@ -10,12 +10,19 @@
 // Every hook is data (`Behaviour`: a number k, whether it throws, whether it suspends, and which
 // operations it performs on the pool each time it runs), so the model predicts each dispatch in
 // full: the result, the sequence of default/hook/companion calls with what each was given, the
-// hooks_run the observer reports, and the warnings. Three variants:
+// hooks_run the observer reports, and the warnings. Five variants:
 //   - plain: no mutation during dispatch;
 //   - reentrant: running (sync or coroutine) hooks add, remove, configure, copy, extend and drop
 //     sets, the dispatched one included; the dispatch keeps its snapshot, later ones see the change;
 //   - suspended: coroutine hooks park on an event; operations (and more dispatches) run while
-//     dispatches are suspended, which are then released in random order.
+//     dispatches are suspended, which are then released in random order;
+//   - services: as suspended, plus failure policies (Propagate, FailOpen, FailClosed), per-hook
+//     time limits (1 ns: expired when the hook returns; 1 h: never), dispatches stopped before
+//     they start, from inside their k-th hook or while parked, and deadlines already passed;
+//   - forms: as services, plus borrowed (std::ref) and shared (std::shared_ptr) hooks, one object
+//     registered for every slot (add_hooks / with_hooks, the nested set's slots included), and
+//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started.
+// Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
 // failing prefix is shrunk (dropping operations while it still fails) and printed with the seed.
