@@ -64,7 +64,7 @@ class Reader {
 //   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2 shared)
 //   r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits 5-6, modulo 3)
 //   r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7 inside hook
-//        1 + (bits 3-4)); add: ownership (bits 0-1, modulo 3: owned, std::ref, shared_ptr),
+//        1 + (bits 3-4)); add: ownership (bits 0-1: owned, std::ref, shared_ptr, Stateful),
 //        add_hooks for every slot (bits 2-4 all set)
 //   r[7] how many of the following records are this operation's nested operations (modulo 4)
 inline Op decode_op(const std::uint8_t* r, const Config& config) {
@@ -97,7 +97,7 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
       op.limit = ((r[5] >> 5) & 3) % 3;
     }
     if (config.forms) {
-      op.own = (r[6] & 3) % 3;
+      op.own = r[6] & 3;
       op.multi = ((r[6] >> 2) & 7) == 7;
     }
     normalise(op);

@@ -227,7 +227,8 @@ struct Features {
   std::size_t deadline = 0;          // dispatches whose deadline had passed
   std::size_t failed_open = 0;       // hook failures a FailOpen policy skipped
   std::size_t pipelines = 0;         // pipeline dispatches
-  std::size_t borrowed = 0, shared = 0, multi = 0;  // registrations: std::ref, shared_ptr, add_hooks
+  std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref, shared_ptr,
+                                                                   // Stateful, add_hooks
   std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
   Features& operator+=(const Features& o) {
     stopped += o.stopped;
@@ -237,6 +238,7 @@ struct Features {
     pipelines += o.pipelines;
     borrowed += o.borrowed;
     shared += o.shared;
+    stateful += o.stateful;
     multi += o.multi;
     frozen_calls += o.frozen_calls;
     shared_calls += o.shared_calls;
@@ -624,12 +626,14 @@ class Executor {
       else ids_[a.token] = holder->template add<S>(std::move(hook), options);
     };
     const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
-    if (a.async) register_form(registration, owned_as(a.own, Hook<shape_of<S>, true>{core}));
-    else register_form(registration, owned_as(a.own, Hook<shape_of<S>, false>{core}));
+    constexpr bool stateful_ok = S::kind.mode != Mode::Pipeline;
+    if (a.async) register_form<stateful_ok>(registration, owned_as(a.own, Hook<shape_of<S>, true>{core}));
+    else register_form<stateful_ok>(registration, owned_as(a.own, Hook<shape_of<S>, false>{core}));
   }
 
   // The hook as registered: itself (moved in), std::ref to a copy the executor keeps until the
-  // end (borrowed), or a std::shared_ptr (shared). One type per call: the forms are variants.
+  // end (borrowed), a std::shared_ptr (shared), or wrapped in a Stateful (copies of the set share
+  // it and its lock). One type per call: the forms are variants.
   template <class H>
   auto owned_as(int own, H hook) {
     struct Form {
@@ -640,17 +644,24 @@ class Executor {
     Form form{own, std::move(hook), nullptr};
     features_.borrowed += own == 1;
     features_.shared += own == 2;
-    if (own != 0) {
+    features_.stateful += own == 3;
+    if (own == 1 || own == 2) {
       form.kept = std::make_shared<H>(form.hook);
       if (own == 1) borrowed_.push_back(form.kept);
     }
     return form;
   }
-  template <class Register, class Form>
+  // (Stateful: not for pipeline slots nor add_hooks objects, see normalise() in operations.hpp.)
+  template <bool AllowStateful = false, class Register, class Form>
   static void register_form(Register&& registration, Form&& form) {
     if (form.own == 1) registration(std::ref(*form.kept));
     else if (form.own == 2) registration(std::move(form.kept));
-    else registration(std::move(form.hook));
+    else if constexpr (AllowStateful) {
+      if (form.own == 3) registration(hookset::Stateful(std::move(form.hook)));
+      else registration(std::move(form.hook));
+    } else {
+      registration(std::move(form.hook));
+    }
   }
 
   // add_hooks / with_hooks of one MultiHook.

@@ -19,7 +19,8 @@
 //   - services: as suspended, plus failure policies (Propagate, FailOpen, FailClosed), per-hook
 //     time limits (1 ns: expired when the hook returns; 1 h: never), dispatches stopped before
 //     they start, from inside their k-th hook or while parked, and deadlines already passed;
-//   - forms: as services, plus borrowed (std::ref) and shared (std::shared_ptr) hooks, one object
+//   - forms: as services, plus borrowed (std::ref), shared (std::shared_ptr) and Stateful hooks
+//     (those never park, so their lock is never contended), one object
 //     registered for every slot (add_hooks / with_hooks, the nested set's slots included), and
 //     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started.
 // Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
@@ -111,10 +112,10 @@ void run_variant(const Variant& variant) {
   const Features& f = totals.features;
   if (variant.config.services || variant.config.forms)
     std::printf("[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook failures "
-                "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu add_hooks; "
+                "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu Stateful, %zu add_hooks; "
                 "dispatches through %zu frozen and %zu shared sets\n",
                 variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines, f.borrowed, f.shared,
-                f.multi, f.frozen_calls, f.shared_calls);
+                f.stateful, f.multi, f.frozen_calls, f.shared_calls);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
   std::printf("[model] %zu operations checked against the model so far in this run\n", operations_checked);
@@ -130,7 +131,7 @@ void run_variant(const Variant& variant) {
       REQUIRE(f.deadline > 0);
       REQUIRE(f.failed_open > 0);
     }
-    if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
+    if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
   }
 }
 
