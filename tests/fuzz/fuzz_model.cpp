@@ -36,7 +36,7 @@ using namespace hookset_model;
 constexpr std::size_t record_size = 8;
 constexpr std::size_t max_operations = 2000;
 
-enum ConfigBits : std::uint8_t { kReentrant = 1, kSuspended = 2, kObserve = 4, kServices = 8, kForms = 16 };
+enum ConfigBits : std::uint8_t { kReentrant = 1, kSuspended = 2, kObserve = 4, kServices = 8, kForms = 16, kNested = 32 };
 
 // ---- decoding -----------------------------------------------------------------------------------
 
@@ -118,6 +118,7 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
   config.observe = (data[0] & kObserve) != 0;
   config.services = (data[0] & kServices) != 0;
   config.forms = (data[0] & kForms) != 0;
+  config.nested = (data[0] & kNested) != 0;
   Reader in(data + 1, size - 1);
   std::vector<Op> ops;
   while (in.has_record() && ops.size() < max_operations) {
@@ -130,13 +131,14 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
         Op sub = decode_op(in.record(), config);
         if (op.kind == Op::ExtendFresh) {  // a fresh set: registrations and companions only
           if (sub.kind != Op::Configure) sub.kind = Op::Add;
-        } else if (sub.kind == Op::Call || sub.kind == Op::Release || sub.kind == Op::Cancel) {
+        } else if ((sub.kind == Op::Call && !config.nested) || sub.kind == Op::Release || sub.kind == Op::Cancel) {
           sub.kind = Op::Remove;  // what a hook performs: changes to the pool
         }
         if (sub.kind == Op::ExtendFresh) sub.nested = std::make_shared<const std::vector<Op>>();
         inner.push_back(std::move(sub));
       }
       op.nested = std::make_shared<const std::vector<Op>>(std::move(inner));
+      normalise(op);
     }
     ops.push_back(std::move(op));
   }
@@ -164,7 +166,7 @@ inline std::vector<std::uint8_t> encode(const Config& config, const std::vector<
   std::vector<std::uint8_t> out;
   out.push_back(static_cast<std::uint8_t>((config.reentrant ? kReentrant : 0) | (config.suspended ? kSuspended : 0) |
                                           (config.observe ? kObserve : 0) | (config.services ? kServices : 0) |
-                                          (config.forms ? kForms : 0)));
+                                          (config.forms ? kForms : 0) | (config.nested ? kNested : 0)));
   for (const Op& op : ops) {
     const std::size_t nested = op.nested ? std::min<std::size_t>(op.nested->size(), 3) : 0;
     encode_op(op, static_cast<int>(nested), out);
@@ -180,10 +182,10 @@ inline int run_one(const std::uint8_t* data, std::size_t size) {
   if (auto failure = run_sequence(ops, config, /*seed of the final releases*/ size)) {
     std::fprintf(stderr,
                  "hookset fuzz: mismatch with the model after operation %zu of %zu: %s\n"
-                 "  config: reentrant=%d suspended=%d observe=%d services=%d forms=%d\n"
+                 "  config: reentrant=%d suspended=%d observe=%d services=%d forms=%d nested=%d\n"
                  "  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live hooks)\n%s",
                  failure->index, ops.size(), failure->message.c_str(), config.reentrant, config.suspended,
-                 config.observe, config.services, config.forms,
+                 config.observe, config.services, config.forms, config.nested,
                  describe(std::vector<Op>(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(
                                                                     std::min(ops.size(), failure->index + 1))),
                           "    ")
@@ -224,6 +226,7 @@ int write_seeds(const fs::path& dir, int count) {
     config.observe = (n & 4) != 0;
     config.services = (n & 8) != 0;
     config.forms = (n & 16) != 0;
+    config.nested = (n & 32) != 0;
     if (config.suspended) config.reentrant = true;  // as the model tests run it
     const std::vector<Op> ops = random_sequence(r, config, r.between(4, 80));
     const std::vector<std::uint8_t> bytes = hookset_fuzz::encode(config, ops);

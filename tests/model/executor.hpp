@@ -40,6 +40,8 @@ class Executor;
 
 // A concrete operation: picks resolved against the model when it runs (so the real side, which
 // may run it later - inside a hook - does exactly what the model did).
+struct Flight;
+
 struct Action {
   Op::Kind kind = Op::Add;
   int set = 0;
@@ -58,6 +60,7 @@ struct Action {
   OpList mutations;
   std::vector<Action> fresh;  // extend-fresh: the fresh set's actions
   bool skip = false;          // a no-op (pool too small, lists too long)
+  Flight* flight = nullptr;   // call (made by a running hook): the dispatch, already predicted
   bool expect = false;        // remove: what it must return
 };
 
@@ -230,6 +233,7 @@ struct Features {
   std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref, shared_ptr,
                                                                    // Stateful, add_hooks
   std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
+  std::size_t nested = 0;            // dispatches made by running hooks
   Features& operator+=(const Features& o) {
     stopped += o.stopped;
     stopped_parked += o.stopped_parked;
@@ -242,6 +246,7 @@ struct Features {
     multi += o.multi;
     frozen_calls += o.frozen_calls;
     shared_calls += o.shared_calls;
+    nested += o.nested;
     return *this;
   }
 };
@@ -257,6 +262,8 @@ struct Flight {
   int call = 0;
   int slot = 0;
   Call argument{};
+  std::size_t pool_index = 0; // the dispatched set's index in the pool (when it starts)
+  int variant = 0;            // Op::variant of the call
   ModelSlotState snapshot;    // what the model dispatches (kept to predict again when stopped)
   bool has_token = false;     // dispatched with the stop token of `stop`
   bool deadline_passed = false;
@@ -299,9 +306,13 @@ test_support::Detached await_dispatch(const AnySet& set, Call c, Flight& flight)
 struct CountingObserver : hookset::Observer {
   int warnings = 0;
   std::uint64_t last_begin = 0;
+  std::vector<std::uint64_t> begins;  // in order
   std::unordered_map<std::uint64_t, std::pair<std::size_t, bool>> ends;
   void on_warning(std::string_view, std::string_view) override { ++warnings; }
-  void on_dispatch_begin(std::string_view, std::uint64_t id) override { last_begin = id; }
+  void on_dispatch_begin(std::string_view, std::uint64_t id) override {
+    last_begin = id;
+    begins.push_back(id);
+  }
   void on_dispatch_end(std::string_view, std::uint64_t id, std::size_t hooks_run,
                        std::exception_ptr error) override {
     ends[id] = {hooks_run, error != nullptr};
@@ -342,6 +353,7 @@ class Executor {
   // Runs one generated operation; returns what went wrong, if anything.
   std::optional<std::string> apply(const Op& op) {
     ++operations_;
+    nested_budget_ = 32;
     if (op.kind == Op::Call) {
       call(op);
     } else if (op.kind == Op::Release) {
@@ -398,6 +410,7 @@ class Executor {
       return;
     }
     for (const Action& action : group.actions) apply_real(action);
+    recorder.current_call = c.id;  // companions still to run are this dispatch's, not a nested one's
   }
 
   test_support::ManualEvent& park(const Call& c, int token) {
@@ -741,7 +754,10 @@ class Executor {
         note_destroyed(target.get());
         real_.erase(real_.begin() + a.set);
         break;
-      case Op::Call:
+      case Op::Call:  // by a running hook
+        call_real(*a.flight);
+        settle(*a.flight);
+        break;
       case Op::Release:
       case Op::Cancel: break;
     }
@@ -778,13 +794,22 @@ class Executor {
   // ---- dispatch ---------------------------------------------------------------------------------
 
   void call(const Op& op) {
+    Flight& flight = call_model(op);
+    call_real(flight);
+    settle(flight);
+  }
+
+  // The model's side of a dispatch: its prediction, run up to its first parking point (the
+  // operations its hooks perform applied to the model, and queued for the real hooks).
+  Flight& call_model(const Op& op) {
     const std::size_t index = static_cast<std::size_t>(op.set) % model_.size();
     const Call c{op.value, ++calls_};
     flights_.push_back(std::make_unique<Flight>());
     Flight& flight = *flights_.back();
     flight.call = c.id;
     flight.slot = op.slot;
-    flight.set = real_[index].get();
+    flight.pool_index = index;
+    flight.variant = op.variant;
     flight.argument = c;
     flight.snapshot = model_[index][static_cast<std::size_t>(op.slot)];
     flight.has_token = (op.variant & 2) != 0 || op.cancel == -1 || op.cancel > 0;
@@ -800,15 +825,25 @@ class Executor {
     flight.stopped = stop_at.has_value();
     flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)], flight.snapshot, c, stop_at,
                                   flight.deadline_passed).run();
+    ++call_depth_;
     advance_model(flight);
+    --call_depth_;
+    return flight;
+  }
+
+  // The real side: starts the dispatch (on the pool's set at the same index as the model's), and
+  // runs it to its end or its first parking point.
+  void call_real(Flight& flight) {
     const bool parks = std::any_of(flight.prediction.steps.begin(), flight.prediction.steps.end(),
                                    [](const Step& step) { return step.kind == Step::Suspend; });
+    const Call c = flight.argument;
     // The set may be destroyed by the hooks of this very dispatch: nothing touches it after the start.
-    const Set& set = *real_[index];
+    const Set& set = *real_[flight.pool_index];
+    flight.set = &set;
     auto dispatch = [&](const auto& through) {
-      with_slot(op.slot, [&](auto slot) {
+      with_slot(flight.slot, [&](auto slot) {
         using S = typename decltype(slot)::type;
-        if ((op.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(through, c, flight));
+        if ((flight.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(through, c, flight));
         try {
           if constexpr (S::kind.has(kVoid)) {
             hookset::sync_wait(with_options(through.template call<S>(c), flight));
@@ -824,12 +859,14 @@ class Executor {
     };
     // A frozen copy or a shared holder dispatches exactly as the set; each is gone once the
     // dispatch has started (a parked dispatch keeps what it runs on).
-    const int through = (op.variant >> 2) & 3;
+    const int through = (flight.variant >> 2) & 3;
     features_.frozen_calls += through == 1;
     features_.shared_calls += through == 2;
     features_.stopped += flight.stopped;
     features_.deadline += flight.deadline_passed;
-    features_.pipelines += slot_kinds[static_cast<std::size_t>(op.slot)].mode == Mode::Pipeline;
+    features_.pipelines += slot_kinds[static_cast<std::size_t>(flight.slot)].mode == Mode::Pipeline;
+    // Its observer id: the first dispatch to begin from now on (dispatches its hooks make begin later).
+    const std::size_t begun_before = observer_.begins.size();
     if (through == 1) {
       dispatch(set.freeze());
     } else if (through == 2) {
@@ -838,8 +875,7 @@ class Executor {
     } else {
       dispatch(set);
     }
-    flight.dispatch_id = observer_.last_begin;
-    settle(flight);
+    if (observer_.begins.size() > begun_before) flight.dispatch_id = observer_.begins[begun_before];
   }
 
   void release(int pick) {
@@ -892,14 +928,29 @@ class Executor {
         ++features_.failed_open;
         continue;
       }
-      Group group{flight.call, step.token, {}};
+      // Queued before the operations are resolved: a dispatch among them queues the operations
+      // of its own hooks, which run after (inside) this hook's.
+      script_.push_back(Group{flight.call, step.token, {}});
+      Group& group = script_.back();  // (a deque: later push_backs keep it in place)
       for (const Op& sub : *step.ops) {
         ++hook_operations_;
+        if (sub.kind == Op::Call) {  // a dispatch made by the hook (nested; at most 3 deep)
+          Action action;
+          action.kind = Op::Call;
+          // Bounded: hooks dispatching slots whose hooks dispatch ... would grow exponentially.
+          action.skip = call_depth_ >= 3 || nested_budget_ == 0;
+          if (!action.skip) --nested_budget_;
+          if (!action.skip) {
+            action.flight = &call_model(sub);
+            ++features_.nested;
+          }
+          group.actions.push_back(std::move(action));
+          continue;
+        }
         Action action = resolve(sub);
         apply_model(action);
         group.actions.push_back(std::move(action));
       }
-      script_.push_back(std::move(group));
     }
     flight.model_done = true;
   }
@@ -960,6 +1011,8 @@ class Executor {
   std::vector<Flight*> pending_;             // the model's, in the same order
   std::vector<std::unique_ptr<Flight>> flights_;
   int calls_ = 0;
+  int call_depth_ = 0;  // of the model's dispatches predicted inside hooks
+  int nested_budget_ = 32;  // dispatches by hooks left for this operation
   int expected_warnings_ = 0;
   std::size_t operations_ = 0;
   std::size_t hook_operations_ = 0;

@@ -4,6 +4,7 @@
 // what lets a failing sequence be shrunk).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -120,6 +121,7 @@ struct Config {
   bool observe = false;    // an observer counts warnings and checks hooks_run
   bool services = false;   // failure policies, time limits, stop tokens, deadlines
   bool forms = false;      // borrowed and shared hooks, add_hooks, frozen and shared sets
+  bool nested = false;     // running hooks dispatch too (with reentrant)
 };
 
 inline Op random_add(Random& r, const Config& config, bool may_mutate);
@@ -150,6 +152,15 @@ inline void normalise(Op& op) {
   // A Stateful hook parked while holding its lock would make other dispatches wait their turn,
   // which the model does not follow.
   if (op.own == 3) op.suspend = false;
+  // Nor may it dispatch: reaching itself would be a re-entry (ReentrancyError, or a wait for its
+  // turn when started from a coroutine of another type), which the model does not follow either.
+  if (op.own == 3 && op.nested &&
+      std::any_of(op.nested->begin(), op.nested->end(), [](const Op& sub) { return sub.kind == Op::Call; })) {
+    std::vector<Op> kept;
+    for (const Op& sub : *op.nested)
+      if (sub.kind != Op::Call) kept.push_back(sub);
+    op.nested = std::make_shared<const std::vector<Op>>(std::move(kept));
+  }
   // Known library bug, at compile time (so not even HOOKSET_MODEL_KNOWN_BUGS generates it): a
   // Stateful hook does not compile for a Pipeline slot, alone or in an add_hooks object
   // (Stateful::call_for returns Task<S::result_type>, not the decision; regressions.cpp).
@@ -178,7 +189,14 @@ inline Op random_mutation(Random& r, const Config& config) {
   op.set = r.below(8);
   op.other = r.below(8);
   const int roll = r.below(100);
-  if (roll < 35) {
+  if (config.nested && r.chance(20)) {  // a dispatch made by the running hook
+    op.kind = Op::Call;
+    op.slot = r.below(slot_count);
+    op.value = r.between(-3, 40);
+    op.variant = r.below(2);
+    if (config.forms && r.chance(30)) op.variant |= r.between(1, 2) << 2;
+    if (config.services && r.chance(20)) op.cancel = r.chance(50) ? -1 : r.between(1, 3);
+  } else if (roll < 35) {
     op = random_add(r, config, false);
   } else if (roll < 65) {
     op.kind = Op::Remove;
@@ -227,6 +245,7 @@ inline Op random_add(Random& r, const Config& config, bool may_mutate) {
     std::vector<Op> mutations;
     for (int n = r.between(1, 3); n > 0; --n) mutations.push_back(random_mutation(r, config));
     op.nested = std::make_shared<const std::vector<Op>>(std::move(mutations));
+    normalise(op);
   }
   return op;
 }

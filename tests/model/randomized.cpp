@@ -22,7 +22,9 @@
 //   - forms: as services, plus borrowed (std::ref), shared (std::shared_ptr) and Stateful hooks
 //     (those never park, so their lock is never contended), one object
 //     registered for every slot (add_hooks / with_hooks, the nested set's slots included), and
-//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started.
+//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started,
+//     and dispatches made by running hooks (nested up to 3 deep, at most 32 per operation; sync_wait inside the hook unless
+//     the nested dispatch parks, then started and left parked).
 // Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
@@ -113,9 +115,9 @@ void run_variant(const Variant& variant) {
   if (variant.config.services || variant.config.forms)
     std::printf("[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook failures "
                 "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu Stateful, %zu add_hooks; "
-                "dispatches through %zu frozen and %zu shared sets\n",
+                "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
                 variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines, f.borrowed, f.shared,
-                f.stateful, f.multi, f.frozen_calls, f.shared_calls);
+                f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
   std::printf("[model] %zu operations checked against the model so far in this run\n", operations_checked);
@@ -132,6 +134,7 @@ void run_variant(const Variant& variant) {
       REQUIRE(f.failed_open > 0);
     }
     if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
+    if (variant.config.nested) REQUIRE(f.nested > 0);
   }
 }
 
@@ -159,5 +162,6 @@ TEST_CASE("borrowed and shared hooks, add_hooks, frozen and shared sets, with ev
   Config config{true, true, false};
   config.services = true;
   config.forms = true;
+  config.nested = true;
   run_variant({"forms", config, 200, 400});
 }
