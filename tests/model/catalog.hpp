@@ -72,6 +72,18 @@ inline Recorder recorder;
 // ---- behaviour shared by the real hooks/companions and the model ----------------------------------
 
 inline int fold_value(std::optional<int> last, int k) { return ((last ? *last : 1) * 3 + k) % 100003; }
+
+// A pipeline hook's decision, by k: pass (two in five), rewrite x to x + k, complete with
+// 2x + k, reject with reason "r<k>".
+enum class Decides { Pass, Rewrite, Complete, Reject };
+inline Decides pipeline_decision(int k) {
+  switch (((k % 5) + 5) % 5) {
+    case 2: return Decides::Rewrite;
+    case 3: return Decides::Complete;
+    case 4: return Decides::Reject;
+    default: return Decides::Pass;
+  }
+}
 inline int plain_value(const Call& c, int k) { return c.x + k; }
 constexpr int default_throws_on = 13;   // the default throws for this argument
 constexpr int chain_throws_on = 42;     // the chain throws for this output
@@ -173,7 +185,7 @@ struct AsyncDescribe {
 
 // ---- the slots: every row of the dispatch table, sync and async defaults and companions --------------
 
-enum class Mode { Always, Fallback, Singleton };
+enum class Mode { Always, Fallback, Singleton, Pipeline };
 enum Flags : unsigned {
   kChain = 1, kAggregate = 2, kFinalize = 4, kOutput = 8, kVoid = 16, kAsyncDefault = 32,
   kAsyncCompanions = 64,
@@ -185,7 +197,7 @@ struct SlotKind {
   constexpr bool has(unsigned f) const { return (flags & f) != 0; }
   // Fold slots hand each hook the previous output as `last` (docs/semantics.md, hook shapes).
   constexpr bool fold() const {
-    return mode != Mode::Singleton && !has(kVoid) && !has(kChain) && !has(kAggregate);
+    return mode != Mode::Singleton && mode != Mode::Pipeline && !has(kVoid) && !has(kChain) && !has(kAggregate);
   }
 };
 
@@ -201,7 +213,8 @@ using finalize_t = std::conditional_t<(F & kOutput) != 0,
                                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncOffset, Offset>>;
 
 template <Mode M> using mode_t = std::conditional_t<M == Mode::Always, hookset::Always,
-                                 std::conditional_t<M == Mode::Fallback, hookset::Fallback, hookset::Singleton>>;
+                                 std::conditional_t<M == Mode::Fallback, hookset::Fallback,
+                                 std::conditional_t<M == Mode::Singleton, hookset::Singleton, hookset::Pipeline>>>;
 template <bool B, class T> using option_if = mp::mp_if_c<B, mp::mp_list<T>, mp::mp_list<>>;
 
 template <class Signature, class Options> struct slot_of;
@@ -264,6 +277,8 @@ using Set = hookset::HookSet<
     ModelSlot<20, Mode::Always, kFinalize | kOutput>,
     ModelSlot<21, Mode::Fallback, kChain | kFinalize | kOutput | kAsyncCompanions>,
     ModelSlot<22, Mode::Always, kChain | kAggregate | kOutput>,
+    ModelSlot<25, Mode::Pipeline, 0>,
+    ModelSlot<26, Mode::Pipeline, kAsyncDefault>,
     Nested>;
 
 using Slots = Set::slots;

@@ -10,12 +10,22 @@
 // Every hook is data (`Behaviour`: a number k, whether it throws, whether it suspends, and which
 // operations it performs on the pool each time it runs), so the model predicts each dispatch in
 // full: the result, the sequence of default/hook/companion calls with what each was given, the
-// hooks_run the observer reports, and the warnings. Three variants:
+// hooks_run the observer reports, and the warnings. Five variants:
 //   - plain: no mutation during dispatch;
 //   - reentrant: running (sync or coroutine) hooks add, remove, configure, copy, extend and drop
 //     sets, the dispatched one included; the dispatch keeps its snapshot, later ones see the change;
 //   - suspended: coroutine hooks park on an event; operations (and more dispatches) run while
-//     dispatches are suspended, which are then released in random order.
+//     dispatches are suspended, which are then released in random order;
+//   - services: as suspended, plus failure policies (Propagate, FailOpen, FailClosed), per-hook
+//     time limits (1 ns: expired when the hook returns; 1 h: never), dispatches stopped before
+//     they start, from inside their k-th hook or while parked, and deadlines already passed;
+//   - forms: as services, plus borrowed (std::ref), shared (std::shared_ptr) and Stateful hooks
+//     (those never park, so their lock is never contended), one object
+//     registered for every slot (add_hooks / with_hooks, the nested set's slots included), and
+//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started,
+//     and dispatches made by running hooks (nested up to 3 deep, at most 32 per operation; sync_wait inside the hook unless
+//     the nested dispatch parks, then started and left parked).
+// Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
 // failing prefix is shrunk (dropping operations while it still fails) and printed with the seed.
@@ -23,39 +33,20 @@
 // HOOKSET_MODEL_SEQUENCE=n runs only sequence n (to replay a reported failure).
 //
 // Beside this file: catalog.hpp (the slots and what their calls record), operations.hpp (the
-// operations and their generator), reference_model.hpp (the model). Here: the executor that runs
-// operations on real sets and on the model in lockstep, shrinking, and the test cases.
+// operations and their generator), reference_model.hpp (the model), executor.hpp (runs operations
+// on real sets and on the model in lockstep, shrinking). Here: the seeds and the test cases.
 #include "hookset_catch.hpp"
 
-#include "test_support.hpp"
-
-#include "catalog.hpp"
-#include "operations.hpp"
-#include "reference_model.hpp"
+#include "executor.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
-#include <exception>
-#include <map>
-#include <memory>
-#include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
-#include <type_traits>
-#include <unordered_map>
-#include <utility>
 #include <vector>
-
-#include <boost/mp11/algorithm.hpp>
-#include <boost/mp11/list.hpp>
-
-#include <hookset/hookset.hpp>
 
 namespace {
 
@@ -63,744 +54,9 @@ using namespace hookset_model;
 
 constexpr std::uint64_t default_seed = 20240611;
 
-// ---- the executor: runs operations on the real pool and the model in lockstep ---------------------
-
-class Executor;
-
-// A concrete operation: picks resolved against the model when it runs (so the real side, which
-// may run it later - inside a hook - does exactly what the model did).
-struct Action {
-  Op::Kind kind = Op::Add;
-  int set = 0;
-  int other = -1;
-  int slot = 0;
-  int token = 0;     // add: the new registration; remove: its target, 0 = the null id
-  int priority = 0;
-  int value = 0;
-  int variant = 0;
-  bool async = false;
-  Behaviour behaviour;
-  OpList mutations;
-  std::vector<Action> fresh;  // extend-fresh: the fresh set's actions
-  bool skip = false;          // a no-op (pool too small, lists too long)
-  bool expect = false;        // remove: what it must return
-};
-
-struct HookCore {
-  int token;
-  Behaviour behaviour;
-  bool mutates;
-  Executor* executor;
-  void begin(const Call& c, long long seen) const;
-  Task<void> park(const Call& c) const;
-  void end() const {
-    if (behaviour.throws) throw std::runtime_error("hook " + std::to_string(token) + " throws");
-  }
-};
-
-enum class Shape { Fold, Plain, Void };
-
-template <Shape, bool Async> struct Hook;
-template <> struct Hook<Shape::Fold, false> {
-  HookCore core;
-  int operator()(const Call& c, std::optional<int> last) const {
-    core.begin(c, encode(last));
-    core.end();
-    return fold_value(last, core.behaviour.k);
-  }
-};
-template <> struct Hook<Shape::Fold, true> {
-  HookCore core;
-  Task<int> operator()(const Call& c, std::optional<int> last) const {
-    core.begin(c, encode(last));
-    if (core.behaviour.suspend) co_await core.park(c);
-    core.end();
-    co_return fold_value(last, core.behaviour.k);
-  }
-};
-template <> struct Hook<Shape::Plain, false> {
-  HookCore core;
-  int operator()(const Call& c) const {
-    core.begin(c, c.x);
-    core.end();
-    return plain_value(c, core.behaviour.k);
-  }
-};
-template <> struct Hook<Shape::Plain, true> {
-  HookCore core;
-  Task<int> operator()(const Call& c) const {
-    core.begin(c, c.x);
-    if (core.behaviour.suspend) co_await core.park(c);
-    core.end();
-    co_return plain_value(c, core.behaviour.k);
-  }
-};
-template <> struct Hook<Shape::Void, false> {
-  HookCore core;
-  void operator()(const Call& c) const {
-    core.begin(c, c.x);
-    core.end();
-  }
-};
-template <> struct Hook<Shape::Void, true> {
-  HookCore core;
-  Task<void> operator()(const Call& c) const {
-    core.begin(c, c.x);
-    if (core.behaviour.suspend) co_await core.park(c);
-    core.end();
-  }
-};
-
-template <class S>
-constexpr Shape shape_of = S::kind.has(kVoid) ? Shape::Void : S::kind.fold() ? Shape::Fold : Shape::Plain;
-
-std::string render(int v) { return std::to_string(v); }
-std::string render(std::string v) { return v; }
-
-// A dispatch in flight: what the model says it does, and what really happened.
-struct Flight {
-  int call = 0;
-  int slot = 0;
-  const void* set = nullptr;  // the dispatched set (only compared: it may be gone)
-  Prediction prediction;
-  std::size_t next_step = 0;
-  bool model_done = false;
-  std::uint64_t dispatch_id = 0;  // the observer's id
-  std::string real;
-  bool real_done = false;
-};
-
-template <class S>
-test_support::Detached await_dispatch(const Set& set, Call c, Flight& flight) {
-  try {
-    if constexpr (S::kind.has(kVoid)) {
-      co_await set.call<S>(c);
-      flight.real = "void";
-    } else {
-      flight.real = render(co_await set.call<S>(c));
-    }
-  } catch (const std::exception& e) {
-    flight.real = std::string("throw:") + e.what();
-  }
-  flight.real_done = true;
-}
-
-struct CountingObserver : hookset::Observer {
-  int warnings = 0;
-  std::uint64_t last_begin = 0;
-  std::unordered_map<std::uint64_t, std::pair<std::size_t, bool>> ends;
-  void on_warning(std::string_view, std::string_view) override { ++warnings; }
-  void on_dispatch_begin(std::string_view, std::uint64_t id) override { last_begin = id; }
-  void on_dispatch_end(std::string_view, std::uint64_t id, std::size_t hooks_run,
-                       std::exception_ptr error) override {
-    ends[id] = {hooks_run, error != nullptr};
-  }
-};
-
-struct Gate {
-  int call;
-  int token;
-  test_support::ManualEvent event;
-};
-
-
-class Executor {
- public:
-  static constexpr std::size_t max_sets = 3;
-
-  explicit Executor(Config config) : config_(config) {
-    recorder = Recorder{};
-    model_.emplace_back();
-    real_.push_back(std::make_unique<Set>());
-    if (config_.observe) previous_observer_ = hookset::set_observer(&observer_);
-  }
-  Executor(const Executor&) = delete;
-  Executor& operator=(const Executor&) = delete;
-  ~Executor() {
-    tearing_down_ = true;
-    // Whatever a failure left parked runs to its end now, so no coroutine frame leaks.
-    for (int guard = 0; !gates_.empty() && guard < 100000; ++guard) {
-      std::unique_ptr<Gate> gate = std::move(gates_.front());
-      gates_.pop_front();
-      gate->event.fire();
-    }
-    real_.clear();
-    if (config_.observe) hookset::set_observer(previous_observer_);
-  }
-
-  // Runs one generated operation; returns what went wrong, if anything.
-  std::optional<std::string> apply(const Op& op) {
-    ++operations_;
-    if (op.kind == Op::Call) {
-      call(op);
-    } else if (op.kind == Op::Release) {
-      release(op.value);
-    } else {
-      Action action = resolve(op);
-      apply_model(action);
-      apply_real(action);
-    }
-    check_pool();
-    return failure_;
-  }
-
-  // Releases every dispatch still parked (in an order drawn from `seed`), checks the outcomes.
-  std::optional<std::string> finish(std::uint64_t seed) {
-    Random r(seed);
-    while (!failure_ && !pending_.empty()) {
-      release(r.below(1000));
-      check_pool();
-    }
-    if (!failure_ && !flights_.empty())
-      fail(std::to_string(flights_.size()) + " dispatches still in flight when every parked one was released");
-    return failure_;
-  }
-
-  std::size_t operations() const { return operations_; }
-  std::size_t hook_operations() const { return hook_operations_; }
-  std::size_t dispatches_checked() const { return dispatches_checked_; }
-  std::size_t hooks_run() const { return hooks_run_; }
-  std::size_t dispatches_failed() const { return dispatches_failed_; }
-  std::size_t max_parked() const { return max_parked_; }
-  std::size_t destroyed_in_flight() const { return destroyed_in_flight_; }
-
-  // ---- what the real hooks call -----------------------------------------------------------------
-
-  void hook_begins(const Call& c, int token, long long seen, bool mutates) {
-    recorder.record(c.id, token, kBegin, seen);
-    if (!mutates) return;
-    if (script_.empty()) {
-      if (!tearing_down_)
-        fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) + " ran unexpectedly");
-      return;
-    }
-    Group group = std::move(script_.front());
-    script_.pop_front();
-    if (group.call != c.id || group.token != token) {
-      fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) + " ran where the model expected hook#" +
-           std::to_string(group.token) + " of call " + std::to_string(group.call));
-      return;
-    }
-    for (const Action& action : group.actions) apply_real(action);
-  }
-
-  test_support::ManualEvent& park(const Call& c, int token) {
-    gates_.push_back(std::make_unique<Gate>(Gate{c.id, token, {}}));
-    max_parked_ = std::max(max_parked_, gates_.size());
-    return gates_.back()->event;
-  }
-
- private:
-  // The operations one running hook performs, resolved by the model when it predicted them.
-  struct Group {
-    int call;
-    int token;
-    std::vector<Action> actions;
-  };
-
-  void fail(std::string message) {
-    if (!failure_) failure_ = std::move(message);
-  }
-
-  // ---- resolution: picks -> concrete sets, registrations, companions ------------------------------
-
-  Action resolve(const Op& op) {
-    Action a;
-    a.kind = op.kind;
-    a.set = op.set % static_cast<int>(model_.size());
-    a.slot = op.slot;
-    a.priority = op.priority;
-    a.value = op.value;
-    a.variant = op.variant;
-    a.async = op.async;
-    a.behaviour = {op.value, op.throws, op.suspend};
-    a.mutations = op.nested;
-    const ModelSet& target = model_[static_cast<std::size_t>(a.set)];
-    switch (op.kind) {
-      case Op::Add:
-        a.skip = target[static_cast<std::size_t>(op.slot)].hooks.size() >= 24;
-        if (!a.skip) a.token = ++tokens_;
-        if (!a.skip && op.variant) anonymous_.push_back(a.token);
-        break;
-      case Op::Remove:
-        if (op.variant == 0) {
-          std::vector<int> live;
-          for (const ModelSlotState& slot : target)
-            for (const ModelHook& h : slot.hooks) live.push_back(h.token);
-          a.token = live.empty() ? 0 : live[static_cast<std::size_t>(op.value) % live.size()];
-        } else if (op.variant == 1) {
-          a.token = tokens_ == 0 ? 0 : 1 + op.value % tokens_;
-        }
-        // A registration made through with<S> has no id to remove it by.
-        if (std::find(anonymous_.begin(), anonymous_.end(), a.token) != anonymous_.end()) a.token = 0;
-        break;
-      case Op::Configure:
-        a.skip = !companion_of(op.slot, op.variant, a.variant);
-        break;
-      case Op::Copy:
-        a.other = model_.size() < max_sets ? -1 : op.other % static_cast<int>(model_.size());
-        break;
-      case Op::Extend:
-        a.other = op.other % static_cast<int>(model_.size());
-        a.skip = total_hooks(target) + total_hooks(model_[static_cast<std::size_t>(a.other)]) > 240;
-        break;
-      case Op::ExtendFresh:
-        a.skip = total_hooks(target) > 200;
-        if (!a.skip)
-          for (const Op& sub : *op.nested) {
-            Action f = resolve_fresh(sub);
-            if (!f.skip) a.fresh.push_back(std::move(f));
-          }
-        break;
-      case Op::Drop:
-        a.skip = model_.size() == 1;
-        break;
-      case Op::Call:
-      case Op::Release:
-        break;
-    }
-    return a;
-  }
-
-  Action resolve_fresh(const Op& op) {
-    Action a;
-    a.kind = op.kind;
-    a.slot = op.slot;
-    a.priority = op.priority;
-    a.value = op.value;
-    a.async = op.async;
-    a.behaviour = {op.value, op.throws, op.suspend};
-    if (op.kind == Op::Add) a.token = ++tokens_;  // a fresh set is built with add<S>
-    else a.skip = !companion_of(op.slot, op.variant, a.variant);
-    return a;
-  }
-
-  // Which companion (0 chain, 1 aggregate, 2 finalize) `pick` names for a slot, if it has any.
-  static bool companion_of(int slot, int pick, int& which) {
-    const SlotKind kind = slot_kinds[static_cast<std::size_t>(slot)];
-    const bool has[3] = {kind.has(kChain), kind.has(kAggregate), kind.has(kFinalize)};
-    for (int i = 0; i < 3; ++i) {
-      const int candidate = (pick + i) % 3;
-      if (has[candidate]) {
-        which = candidate;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // ---- the model side ---------------------------------------------------------------------------
-
-  void model_add(ModelSet& set, const Action& a) {
-    ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
-    ModelHook hook{a.token, a.priority, a.async, a.behaviour, a.mutations};
-    if (slot_kinds[static_cast<std::size_t>(a.slot)].mode == Mode::Singleton) {
-      if (!slot.hooks.empty()) ++expected_warnings_;  // "singleton hook replaced"
-      slot.hooks = {hook};
-    } else {
-      slot.hooks.push_back(hook);
-    }
-  }
-  static void model_configure(ModelSet& set, const Action& a) {
-    ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
-    (a.variant == 0 ? slot.chain : a.variant == 1 ? slot.aggregate : slot.finalize) = a.value;
-  }
-  // docs/semantics.md, extend: merged by priority, after mine on equal priority (appending to the arrival
-  // order says exactly that); a singleton hook or configured companion of theirs replaces mine.
-  void model_extend(ModelSet& mine, ModelSet theirs) {  // by value: `theirs` may be `mine`
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      ModelSlotState& a = mine[i];
-      const ModelSlotState& b = theirs[i];
-      if (slot_kinds[i].mode == Mode::Singleton) {
-        if (!b.hooks.empty()) {
-          if (!a.hooks.empty()) ++expected_warnings_;
-          a.hooks = b.hooks;
-        }
-      } else {
-        a.hooks.insert(a.hooks.end(), b.hooks.begin(), b.hooks.end());
-      }
-      if ((a.chain && b.chain) || (a.aggregate && b.aggregate) || (a.finalize && b.finalize)) ++expected_warnings_;
-      if (b.chain) a.chain = b.chain;
-      if (b.aggregate) a.aggregate = b.aggregate;
-      if (b.finalize) a.finalize = b.finalize;
-    }
-  }
-
-  void apply_model(Action& a) {
-    if (a.skip) return;
-    ModelSet& target = model_[static_cast<std::size_t>(a.set)];
-    switch (a.kind) {
-      case Op::Add: model_add(target, a); break;
-      case Op::Remove:
-        a.expect = false;
-        if (a.token != 0)
-          for (ModelSlotState& slot : target)
-            if (std::erase_if(slot.hooks, [&](const ModelHook& h) { return h.token == a.token; }) != 0) {
-              a.expect = true;
-              break;
-            }
-        break;
-      case Op::Configure: model_configure(target, a); break;
-      case Op::Copy:
-        if (a.other < 0) model_.push_back(target);
-        else model_[static_cast<std::size_t>(a.other)] = ModelSet(target);
-        break;
-      case Op::Extend: model_extend(target, model_[static_cast<std::size_t>(a.other)]); break;
-      case Op::ExtendFresh: {
-        ModelSet fresh{};
-        for (const Action& f : a.fresh) {
-          if (f.kind == Op::Add) model_add(fresh, f);
-          else model_configure(fresh, f);
-        }
-        model_extend(target, fresh);
-        break;
-      }
-      case Op::Drop: model_.erase(model_.begin() + a.set); break;
-      case Op::Call:
-      case Op::Release: break;
-    }
-  }
-
-  // ---- the real side ----------------------------------------------------------------------------
-
-  template <class S>
-  void real_add(std::unique_ptr<Set>& holder, const Action& a) {
-    auto registration = [&](auto hook) {
-      const hookset::Priority priority{a.priority};
-      if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), priority));
-      else ids_[a.token] = holder->template add<S>(std::move(hook), priority);
-    };
-    const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
-    if (a.async) registration(Hook<shape_of<S>, true>{core});
-    else registration(Hook<shape_of<S>, false>{core});
-  }
-
-  template <class S>
-  static void real_configure(Set& set, const Action& a) {
-    constexpr SlotKind kind = S::kind;
-    if constexpr (kind.has(kChain)) if (a.variant == 0) set.configure<S>(chain_t<kind.flags>{a.value});
-    if constexpr (kind.has(kAggregate)) if (a.variant == 1) set.configure<S>(aggregate_t<kind.flags>{a.value});
-    if constexpr (kind.has(kFinalize)) if (a.variant == 2) set.configure<S>(finalize_t<kind.flags>{a.value});
-  }
-
-  void apply_real(const Action& a) {
-    if (a.skip) return;
-    std::unique_ptr<Set>& target = real_[static_cast<std::size_t>(a.set)];
-    switch (a.kind) {
-      case Op::Add:
-        with_slot(a.slot, [&](auto slot) { real_add<typename decltype(slot)::type>(target, a); });
-        break;
-      case Op::Remove: {
-        const auto id = ids_.find(a.token);
-        const bool removed = target->remove(a.token != 0 && id != ids_.end() ? id->second : hookset::HookId{});
-        if (removed != a.expect)
-          fail("remove(hook#" + std::to_string(a.token) + ") returned " + (removed ? "true" : "false"));
-        break;
-      }
-      case Op::Configure:
-        with_slot(a.slot, [&](auto slot) { real_configure<typename decltype(slot)::type>(*target, a); });
-        break;
-      case Op::Copy: {
-        auto copy = std::make_unique<Set>(*target);
-        if (a.other < 0) {
-          real_.push_back(std::move(copy));
-        } else {
-          note_destroyed(real_[static_cast<std::size_t>(a.other)].get());
-          real_[static_cast<std::size_t>(a.other)] = std::move(copy);  // destroys that set
-        }
-        break;
-      }
-      case Op::Extend: {
-        Set& source = *real_[static_cast<std::size_t>(a.other)];
-        if (a.variant) target = std::make_unique<Set>(std::move(*target).with_extended(source));
-        else target->extend(source);
-        break;
-      }
-      case Op::ExtendFresh: {
-        auto fresh = std::make_unique<Set>();
-        for (const Action& f : a.fresh)
-          with_slot(f.slot, [&](auto slot) {
-            using S = typename decltype(slot)::type;
-            if (f.kind == Op::Add) real_add<S>(fresh, f);
-            else real_configure<S>(*fresh, f);
-          });
-        target->extend(*fresh);
-        break;  // the fresh set goes away; its hooks live on in `target`
-      }
-      case Op::Drop:
-        note_destroyed(target.get());
-        real_.erase(real_.begin() + a.set);
-        break;
-      case Op::Call:
-      case Op::Release: break;
-    }
-  }
-
-  // Counts sets destroyed while a dispatch of theirs runs or is parked (for the statistics).
-  void note_destroyed(const Set* set) {
-    for (const auto& flight : flights_)
-      if (flight->set == set && !flight->real_done) {
-        ++destroyed_in_flight_;
-        return;
-      }
-  }
-
-  // After every operation: same sets, same counts, same warnings, nothing left unrun.
-  void check_pool() {
-    if (failure_) return;
-    if (real_.size() != model_.size())
-      return fail("the pool has " + std::to_string(real_.size()) + " sets, the model " + std::to_string(model_.size()));
-    for (std::size_t i = 0; i < real_.size(); ++i)
-      mp::mp_for_each<mp::mp_iota_c<slot_count>>([&](auto s) {
-        using S = mp::mp_at_c<Slots, s>;
-        const std::size_t expected = model_[i][s].hooks.size();
-        const std::size_t actual = real_[i]->template count<S>();
-        if (actual != expected)
-          fail("set " + std::to_string(i) + " slot " + std::to_string(s) + ": count " + std::to_string(actual) +
-               ", model " + std::to_string(expected));
-      });
-    if (!script_.empty()) fail("hooks the model expected to run (and mutate) did not run");
-    if (config_.observe && observer_.warnings != expected_warnings_)
-      fail(std::to_string(observer_.warnings) + " warnings, the model expects " + std::to_string(expected_warnings_));
-  }
-
-  // ---- dispatch ---------------------------------------------------------------------------------
-
-  void call(const Op& op) {
-    const std::size_t index = static_cast<std::size_t>(op.set) % model_.size();
-    const Call c{op.value, ++calls_};
-    flights_.push_back(std::make_unique<Flight>());
-    Flight& flight = *flights_.back();
-    flight.call = c.id;
-    flight.slot = op.slot;
-    flight.set = real_[index].get();
-    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)],
-                                  model_[index][static_cast<std::size_t>(op.slot)], c).run();
-    advance_model(flight);
-    const bool parks = std::any_of(flight.prediction.steps.begin(), flight.prediction.steps.end(),
-                                   [](const Step& step) { return step.kind == Step::Suspend; });
-    // The set may be destroyed by the hooks of this very dispatch: nothing touches it after the start.
-    const Set& set = *real_[index];
-    with_slot(op.slot, [&](auto slot) {
-      using S = typename decltype(slot)::type;
-      if (op.variant == 1 || parks) return static_cast<void>(await_dispatch<S>(set, c, flight));
-      try {
-        if constexpr (S::kind.has(kVoid)) {
-          hookset::sync_wait(set.call<S>(c));
-          flight.real = "void";
-        } else {
-          flight.real = render(hookset::sync_wait(set.call<S>(c)));
-        }
-      } catch (const std::exception& e) {
-        flight.real = std::string("throw:") + e.what();
-      }
-      flight.real_done = true;
-    });
-    flight.dispatch_id = observer_.last_begin;
-    settle(flight);
-  }
-
-  void release(int pick) {
-    if (pending_.empty()) return;
-    const std::size_t i = static_cast<std::size_t>(pick) % pending_.size();
-    Flight& flight = *pending_[i];
-    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
-    if (i >= gates_.size()) return fail("the model has a parked dispatch the library does not");
-    std::unique_ptr<Gate> gate = std::move(gates_[i]);
-    gates_.erase(gates_.begin() + static_cast<std::ptrdiff_t>(i));
-    const int token = flight.prediction.steps[flight.next_step - 1].token;
-    if (gate->call != flight.call || gate->token != token) {
-      fail("parked: hook#" + std::to_string(gate->token) + " of call " + std::to_string(gate->call) +
-           ", the model expects hook#" + std::to_string(token) + " of call " + std::to_string(flight.call));
-      gates_.push_front(std::move(gate));  // released at teardown
-      return;
-    }
-    advance_model(flight);
-    gate->event.fire();
-    settle(flight);
-  }
-
-  // Runs the model's side of a dispatch up to its next parking point: the operations its hooks
-  // perform are resolved and applied to the model now, and queued for the real hooks.
-  void advance_model(Flight& flight) {
-    const std::vector<Step>& steps = flight.prediction.steps;
-    while (flight.next_step < steps.size()) {
-      const Step& step = steps[flight.next_step++];
-      if (step.kind == Step::Suspend) {
-        pending_.push_back(&flight);
-        return;
-      }
-      Group group{flight.call, step.token, {}};
-      for (const Op& sub : *step.ops) {
-        ++hook_operations_;
-        Action action = resolve(sub);
-        apply_model(action);
-        group.actions.push_back(std::move(action));
-      }
-      script_.push_back(std::move(group));
-    }
-    flight.model_done = true;
-  }
-
-  void settle(Flight& flight) {
-    if (!flight.model_done) {
-      if (flight.real_done) fail("call " + std::to_string(flight.call) + " completed; the model expects it parked");
-      return;
-    }
-    if (!flight.real_done) return fail("call " + std::to_string(flight.call) + " did not complete");
-    check_flight(flight);
-    recorder.by_call.erase(flight.call);
-    std::erase_if(flights_, [&](const std::unique_ptr<Flight>& f) { return f.get() == &flight; });
-  }
-
-  void check_flight(const Flight& flight) {
-    const Prediction& p = flight.prediction;
-    ++dispatches_checked_;
-    hooks_run_ += p.hooks_run;
-    dispatches_failed_ += p.failed ? 1 : 0;
-    const std::vector<Event>& events = recorder.by_call[flight.call];
-    std::string where = "call " + std::to_string(flight.call) + " (slot " + std::to_string(flight.slot) + ")";
-    if (flight.real != p.result) return fail(where + ": result " + flight.real + ", the model expects " + p.result);
-    if (events != p.events) {
-      std::string text = where + ": calls differ\n    real: ";
-      for (const Event& e : events) text += show(e) + " ";
-      text += "\n    model: ";
-      for (const Event& e : p.events) text += show(e) + " ";
-      return fail(text);
-    }
-    if (config_.observe) {
-      const auto end = observer_.ends.find(flight.dispatch_id);
-      if (end == observer_.ends.end()) return fail(where + ": the observer saw no end");
-      if (end->second.first != p.hooks_run || end->second.second != p.failed)
-        return fail(where + ": the observer saw hooks_run " + std::to_string(end->second.first) +
-                    (end->second.second ? " failed" : " ok") + ", the model expects " + std::to_string(p.hooks_run) +
-                    (p.failed ? " failed" : " ok"));
-      observer_.ends.erase(end);
-    }
-  }
-
-  Config config_;
-  std::vector<ModelSet> model_;              // the model's pool ...
-  std::vector<std::unique_ptr<Set>> real_;   // ... and the real one, index for index
-  int tokens_ = 0;
-  std::vector<int> anonymous_;
-  std::unordered_map<int, hookset::HookId> ids_;
-  std::deque<Group> script_;
-  std::deque<std::unique_ptr<Gate>> gates_;  // the real parked dispatches, in parking order
-  std::vector<Flight*> pending_;             // the model's, in the same order
-  std::vector<std::unique_ptr<Flight>> flights_;
-  int calls_ = 0;
-  int expected_warnings_ = 0;
-  std::size_t operations_ = 0;
-  std::size_t hook_operations_ = 0;
-  std::size_t dispatches_checked_ = 0;
-  std::size_t hooks_run_ = 0;
-  std::size_t dispatches_failed_ = 0;
-  std::size_t max_parked_ = 0;
-  std::size_t destroyed_in_flight_ = 0;
-  CountingObserver observer_;
-  hookset::Observer* previous_observer_ = nullptr;
-  bool tearing_down_ = false;
-  std::optional<std::string> failure_;
-};
-
-void HookCore::begin(const Call& c, long long seen) const { executor->hook_begins(c, token, seen, mutates); }
-
-Task<void> HookCore::park(const Call& c) const {
-  co_await executor->park(c, token);
-  recorder.record(c.id, token, kResumed, 0);
-}
-
-// ---- running, shrinking, reporting ------------------------------------------------------------
-
-struct Failure {
-  std::size_t index;  // of the operation after which the mismatch showed (size(): at the final release)
-  std::string message;
-};
-
-struct Totals {
-  std::size_t operations = 0;
-  std::size_t hook_operations = 0;
-  std::size_t dispatches = 0;
-  std::size_t hooks_run = 0;
-  std::size_t failed = 0;
-  std::size_t max_parked = 0;
-  std::size_t destroyed_in_flight = 0;
-};
-
-std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Config& config, std::uint64_t seed,
-                                    Totals* totals = nullptr) {
-  std::optional<Failure> failure;
-  {
-    Executor executor(config);
-    std::size_t i = 0;
-    try {
-      for (; i < ops.size() && !failure; ++i)
-        if (auto message = executor.apply(ops[i])) failure = Failure{i, *message};
-      if (!failure)
-        if (auto message = executor.finish(seed)) failure = Failure{ops.size(), *message};
-    } catch (const std::exception& e) {
-      failure = Failure{i, std::string("unexpected exception: ") + e.what()};
-    }
-    if (totals) {
-      totals->operations += executor.operations();
-      totals->hook_operations += executor.hook_operations();
-      totals->dispatches += executor.dispatches_checked();
-      totals->hooks_run += executor.hooks_run();
-      totals->failed += executor.dispatches_failed();
-      totals->max_parked = std::max(totals->max_parked, executor.max_parked());
-      totals->destroyed_in_flight += executor.destroyed_in_flight();
-    }
-  }
-  return failure;
-}
-
-// Drops chunks of operations (halving the chunk size down to single operations) while the
-// sequence still fails, cutting it after the failing operation each time; repeats until no single
-// operation can go (or the budget of re-runs is spent).
-std::vector<Op> shrink(std::vector<Op> ops, const Config& config, std::uint64_t seed, Failure& failure) {
-  ops.resize(std::min(ops.size(), failure.index + 1));
-  int budget = 4000;
-  for (bool progress = true; progress && budget > 0;) {
-    progress = false;
-    for (std::size_t chunk = std::max<std::size_t>(ops.size() / 2, 1);; chunk /= 2) {
-      for (std::size_t start = 0; start < ops.size() && budget > 0; --budget) {
-        std::vector<Op> candidate(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(start));
-        const std::size_t end = std::min(start + chunk, ops.size());
-        candidate.insert(candidate.end(), ops.begin() + static_cast<std::ptrdiff_t>(end), ops.end());
-        if (auto smaller = run_sequence(candidate, config, seed)) {
-          candidate.resize(std::min(candidate.size(), smaller->index + 1));
-          ops = std::move(candidate);
-          failure = *smaller;
-          progress = true;
-        } else {
-          start += chunk;
-        }
-      }
-      if (chunk == 1 || budget <= 0) break;
-    }
-    // Then the operations a hook performs and the registrations of a fresh set, one at a time.
-    for (std::size_t i = 0; i < ops.size() && budget > 0; ++i) {
-      for (std::size_t j = 0; ops[i].nested && j < ops[i].nested->size() && budget > 0; --budget) {
-        std::vector<Op> fewer = *ops[i].nested;
-        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(j));
-        std::vector<Op> candidate = ops;
-        candidate[i].nested = fewer.empty() && candidate[i].kind == Op::Add
-                                  ? nullptr
-                                  : std::make_shared<const std::vector<Op>>(std::move(fewer));
-        if (auto smaller = run_sequence(candidate, config, seed)) {
-          candidate.resize(std::min(candidate.size(), smaller->index + 1));
-          ops = std::move(candidate);
-          failure = *smaller;
-          progress = true;
-        } else {
-          ++j;
-        }
-      }
-    }
-  }
-  return ops;
-}
+// Every operation run by the test cases of this process (generated ones and those running hooks
+// performed), each checked against the model.
+std::size_t operations_checked = 0;
 
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
@@ -855,6 +111,16 @@ void run_variant(const Variant& variant) {
               variant.name, totals.operations, totals.hook_operations, totals.dispatches,
               totals.dispatches ? static_cast<double>(totals.hooks_run) / static_cast<double>(totals.dispatches) : 0.0,
               totals.failed, totals.max_parked, totals.destroyed_in_flight, seconds);
+  const Features& f = totals.features;
+  if (variant.config.services || variant.config.forms)
+    std::printf("[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook failures "
+                "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu Stateful, %zu add_hooks; "
+                "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
+                variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines, f.borrowed, f.shared,
+                f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
+  std::fflush(stdout);
+  operations_checked += totals.operations + totals.hook_operations;
+  std::printf("[model] %zu operations checked against the model so far in this run\n", operations_checked);
   std::fflush(stdout);
   if (only == ~0ULL) {  // each variant really does what it is there for
     REQUIRE(totals.operations >= static_cast<std::size_t>(sequences) * static_cast<std::size_t>(variant.length));
@@ -862,6 +128,13 @@ void run_variant(const Variant& variant) {
     if (variant.config.reentrant) REQUIRE(totals.hook_operations > 0);
     if (variant.config.reentrant) REQUIRE(totals.destroyed_in_flight > 0);
     if (variant.config.suspended) REQUIRE(totals.max_parked > 1);
+    if (variant.config.services) {
+      REQUIRE(f.stopped_parked > 0);
+      REQUIRE(f.deadline > 0);
+      REQUIRE(f.failed_open > 0);
+    }
+    if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
+    if (variant.config.nested) REQUIRE(f.nested > 0);
   }
 }
 
@@ -877,4 +150,18 @@ TEST_CASE("registrations and removals from inside running hooks match the model"
 
 TEST_CASE("mutations while dispatches are suspended in coroutine hooks match the model") {
   run_variant({"suspended", Config{true, true, false}, 100, 400});
+}
+
+TEST_CASE("failure policies, time limits, stop tokens and deadlines match the model") {
+  Config config{true, true, false};
+  config.services = true;
+  run_variant({"services", config, 200, 400});
+}
+
+TEST_CASE("borrowed and shared hooks, add_hooks, frozen and shared sets, with everything else, match the model") {
+  Config config{true, true, false};
+  config.services = true;
+  config.forms = true;
+  config.nested = true;
+  run_variant({"forms", config, 200, 400});
 }

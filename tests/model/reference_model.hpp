@@ -33,7 +33,14 @@ struct ModelHook {
   bool async;          // a coroutine hook (same behaviour, reached through a Task)
   Behaviour behaviour;
   OpList mutations;    // operations it performs on the pool each time it runs (may be null)
+  int policy = 0;      // Op::policy: 0 none given (Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
+  int limit = 0;       // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
 };
+
+// The name a registration with options gets (failures name it); the model's spelling of the
+// errors a dispatch ends with (the executor renders the real ones the same way).
+inline std::string hook_name(int token) { return "h" + std::to_string(token); }
+inline std::string hook_throws(int token) { return "hook " + std::to_string(token) + " throws"; }
 
 struct ModelSlotState {
   std::vector<ModelHook> hooks;  // arrival order; dispatch order is a stable sort by priority
@@ -55,9 +62,10 @@ inline std::vector<ModelHook> dispatch_order(std::vector<ModelHook> hooks) {
 
 // What happens during a dispatch besides its calls: hooks performing operations, hooks parking.
 struct Step {
-  enum Kind { Mutate, Suspend } kind;
+  enum Kind { Mutate, Suspend, Warn } kind;  // Warn: a fail-open hook failed and was skipped
   int token;
   OpList ops;
+  int begun = 0;  // hooks begun by the dispatch so far (a stop requested now stops it at this hook)
 };
 
 struct Prediction {
@@ -66,6 +74,7 @@ struct Prediction {
   std::string result;
   std::size_t hooks_run = 0;
   bool failed = false;
+  int decided_by = 0;  // pipelines: the deciding hook's token (0: the default completed)
 };
 
 struct ModelThrow {
@@ -75,13 +84,19 @@ struct ModelThrow {
 // One dispatch of the dispatch table, over a snapshot.
 class Predictor {
  public:
-  Predictor(SlotKind kind, const ModelSlotState& state, Call call)
+  // `stop_at`: the dispatch is stopped when its stop_at-th hook begins (0: before it starts);
+  // `deadline_passed`: its deadline is already over when it starts.
+  Predictor(SlotKind kind, const ModelSlotState& state, Call call, std::optional<int> stop_at = std::nullopt,
+            bool deadline_passed = false)
       : kind_(kind),
         hooks_(dispatch_order(state.hooks)),
         limit_(state.chain.value_or(default_limit)),
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
-        call_(call) {}
+        call_(call),
+        input_(call.x),
+        stop_at_(stop_at),
+        deadline_passed_(deadline_passed) {}
 
   Prediction run() {
     try {
@@ -95,19 +110,34 @@ class Predictor {
 
  private:
   int run_default() {
-    p_.events.push_back({by_default, kBegin, call_.x});
-    if (call_.x == default_throws_on) throw ModelThrow{"default rejects 13"};
-    return call_.x;
+    p_.events.push_back({by_default, kBegin, input_});
+    if (input_ == default_throws_on) throw ModelThrow{"default rejects 13"};
+    return input_;
   }
-  int run_hook(const ModelHook& hook, std::optional<int> last = std::nullopt) {
-    ++p_.hooks_run;
-    p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : call_.x});
-    if (hook.mutations) p_.steps.push_back({Step::Mutate, hook.token, hook.mutations});
+  // A hook's output, or nothing when it failed open (docs/semantics.md, failure policies: the
+  // dispatch goes on as if it had not run).
+  std::optional<int> run_hook(const ModelHook& hook, std::optional<int> last = std::nullopt) {
+    const int begun = static_cast<int>(++p_.hooks_run);
+    p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : input_});
+    if (hook.mutations) p_.steps.push_back({Step::Mutate, hook.token, hook.mutations, begun});
     if (hook.behaviour.suspend) {
-      p_.steps.push_back({Step::Suspend, hook.token, nullptr});
+      p_.steps.push_back({Step::Suspend, hook.token, nullptr, begun});
       p_.events.push_back({hook.token, kResumed, 0});
     }
-    if (hook.behaviour.throws) throw ModelThrow{"hook " + std::to_string(hook.token) + " throws"};
+    // Stopped while this hook ran: the dispatch ends cancelled, whatever the hook did.
+    if (stop_at_ && begun >= *stop_at_) throw ModelThrow{"cancelled"};
+    std::optional<std::string> failure;
+    if (hook.limit == 1) failure = "timeout[" + hook_name(hook.token) + "]";  // the limit wins over a throw
+    else if (hook.behaviour.throws) failure = hook_throws(hook.token);
+    if (failure) {
+      if (hook.policy == 2) {
+        p_.steps.push_back({Step::Warn, hook.token, nullptr, begun});
+        return std::nullopt;
+      }
+      if (hook.policy == 3) throw ModelThrow{"failclosed[" + hook_name(hook.token) + "]:" + *failure};
+      throw ModelThrow{*failure};
+    }
+    if (kind_.mode == Mode::Pipeline) return hook.behaviour.k;
     return kind_.fold() ? fold_value(last, hook.behaviour.k) : plain_value(call_, hook.behaviour.k);
   }
   bool breaks(int v) {
@@ -129,23 +159,39 @@ class Predictor {
     return std::to_string(result + offset_);
   }
 
+  // Fail-open hooks that failed count as not run: a Singleton whose hook failed runs the default,
+  // a Fallback slot whose hooks all failed runs the default exactly as with no hooks.
   std::string dispatch() {
+    if (deadline_passed_) throw ModelThrow{"timeout[]"};
+    if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};  // nothing runs at all
     const bool none = hooks_.empty();
     const bool always = kind_.mode == Mode::Always;
+    if (kind_.mode == Mode::Pipeline) return pipeline();
     if (kind_.has(kVoid)) {
       if (always || none) run_default();
-      if (kind_.mode == Mode::Singleton && !none) run_hook(hooks_.front());
-      else for (const ModelHook& h : hooks_) run_hook(h);
+      if (kind_.mode == Mode::Singleton && !none) {
+        if (!run_hook(hooks_.front())) run_default();
+      } else {
+        bool produced = false;
+        for (const ModelHook& h : hooks_) produced = run_hook(h).has_value() || produced;
+        if (!always && !none && !produced) run_default();
+      }
       return "void";
     }
-    if (kind_.mode == Mode::Singleton) return std::to_string(none ? run_default() : run_hook(hooks_.front()));
+    if (kind_.mode == Mode::Singleton) {
+      if (!none)
+        if (const std::optional<int> v = run_hook(hooks_.front())) return std::to_string(*v);
+      return std::to_string(run_default());
+    }
     const bool chain = kind_.has(kChain), aggregates = kind_.has(kAggregate);
 
     if (!chain && !aggregates) {  // the fold: Always from the default, Fallback from nullopt
       if (!always && none) return finish(run_default());
       std::optional<int> last;
       if (always) last = run_default();
-      for (const ModelHook& h : hooks_) last = run_hook(h, last);
+      for (const ModelHook& h : hooks_)
+        if (const std::optional<int> v = run_hook(h, last)) last = v;
+      if (!last) return finish(run_default());  // Fallback, every hook failed open
       return finish(*last);
     }
     if (chain && !aggregates) {
@@ -153,17 +199,19 @@ class Predictor {
         int v = run_default();
         if (breaks(v)) return finish(v);
         for (const ModelHook& h : hooks_) {
-          v = run_hook(h);
+          const std::optional<int> out = run_hook(h);
+          if (!out) continue;  // no verdict on a hook that failed open
+          v = *out;
           if (breaks(v)) return finish(v);
         }
         return finish(v);
       }
       if (none) return finish(run_default());  // not chain-checked
       for (const ModelHook& h : hooks_) {
-        const int v = run_hook(h);
-        if (breaks(v)) return finish(v);
+        const std::optional<int> v = run_hook(h);
+        if (v && breaks(*v)) return finish(*v);
       }
-      return finish(run_default());  // all Continue: the default has the last word
+      return finish(run_default());  // all Continue (or failed open): the default has the last word
     }
     // Aggregate, with or without Chain.
     std::vector<int> outputs;
@@ -175,16 +223,48 @@ class Predictor {
       return kind_.has(kOutput) ? aggregate({v}) : std::to_string(v);  // returned directly without Output
     }
     for (const ModelHook& h : hooks_) {
-      outputs.push_back(run_hook(h));
+      const std::optional<int> v = run_hook(h);
+      if (!v) continue;  // the aggregate does not get a failed-open hook's output
+      outputs.push_back(*v);
       if (chain && breaks(outputs.back())) return aggregate(outputs);
     }
+    if (!always && outputs.empty()) {  // Fallback, every hook failed open: as with no hooks
+      const int v = run_default();
+      return kind_.has(kOutput) ? aggregate({v}) : std::to_string(v);
+    }
     return aggregate(outputs);
+  }
+
+  // docs/semantics.md, pipeline slots: each hook sees the current input; the first terminal
+  // decision ends the dispatch; when all pass, the default runs on the final input. A hook that
+  // failed open passes the input on.
+  std::string pipeline() {
+    const auto result = [&](std::string decision) { return decision + " input=" + std::to_string(input_); };
+    for (const ModelHook& h : hooks_) {
+      const std::optional<int> k = run_hook(h);
+      if (!k) continue;
+      switch (pipeline_decision(*k)) {
+        case Decides::Pass: break;
+        case Decides::Rewrite: input_ += *k; break;
+        case Decides::Complete:
+          p_.decided_by = h.token;
+          return result("complete:" + std::to_string(2 * input_ + *k));
+        case Decides::Reject:
+          p_.decided_by = h.token;
+          return result("reject:r" + std::to_string(*k));
+      }
+    }
+    const int v = run_default();
+    return result("complete:" + std::to_string(v));
   }
 
   SlotKind kind_;
   std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
   int limit_, weight_, offset_;   // the companions' parameters
   Call call_;
+  int input_;  // the input as rewritten so far (pipelines; else the call's x)
+  std::optional<int> stop_at_;
+  bool deadline_passed_;
   Prediction p_;
 };
 
