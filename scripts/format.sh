@@ -21,7 +21,7 @@ set -uo pipefail
 
 # Not checked: the compile-fail snippets, whose `// EXPECT:` comment lines are data (patterns the
 # compiler's output must match) that comment reflowing would break.
-FORMAT_EXCLUDE=("tests/compile_fail/*" "tests/model/*" "tests/fuzz/*")
+FORMAT_EXCLUDE=("tests/compile_fail/*")
 REFERENCE_MAJOR=14
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2

@@ -36,7 +36,14 @@ using namespace hookset_model;
 constexpr std::size_t record_size = 8;
 constexpr std::size_t max_operations = 2000;
 
-enum ConfigBits : std::uint8_t { kReentrant = 1, kSuspended = 2, kObserve = 4, kServices = 8, kForms = 16, kNested = 32 };
+enum ConfigBits : std::uint8_t {
+  kReentrant = 1,
+  kSuspended = 2,
+  kObserve = 4,
+  kServices = 8,
+  kForms = 16,
+  kNested = 32
+};
 
 // ---- decoding -----------------------------------------------------------------------------------
 
@@ -57,13 +64,13 @@ class Reader {
 };
 
 // One record as one operation (its nested operations, if any, are read by the caller).
-//   r[0] kind (modulo 10: Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release, Cancel)
-//   r[1] set pick (bits 0-2), other pick (bits 3-5)
-//   r[2] slot (modulo the number of slots)
+//   r[0] kind (modulo 10: Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release,
+//   Cancel) r[1] set pick (bits 0-2), other pick (bits 3-5) r[2] slot (modulo the number of slots)
 //   r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
-//   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2 shared)
-//   r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits 5-6, modulo 3)
-//   r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7 inside hook
+//   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2
+//   shared) r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits
+//   5-6, modulo 3) r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7
+//   inside hook
 //        1 + (bits 3-4)); add: ownership (bits 0-1: owned, std::ref, shared_ptr, Stateful),
 //        add_hooks for every slot (bits 2-4 all set)
 //   r[7] how many of the following records are this operation's nested operations (modulo 4)
@@ -79,14 +86,21 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
   const int variant = (r[4] >> 3) & 3;
   switch (op.kind) {
     case Op::Add:
-    case Op::Extend: op.variant = variant & 1; break;
-    case Op::Remove: op.variant = variant % 3; break;
-    case Op::Configure: op.variant = variant % 3; break;
+    case Op::Extend:
+      op.variant = variant & 1;
+      break;
+    case Op::Remove:
+      op.variant = variant % 3;
+      break;
+    case Op::Configure:
+      op.variant = variant % 3;
+      break;
     case Op::Call:
       op.variant = config.services ? variant : variant & 1;
       if (config.forms) op.variant |= (((r[4] >> 5) & 3) % 3) << 2;
       break;
-    default: break;
+    default:
+      break;
   }
   if (op.kind == Op::Add) {
     op.async = (r[5] & 1) != 0;
@@ -131,7 +145,8 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
         Op sub = decode_op(in.record(), config);
         if (op.kind == Op::ExtendFresh) {  // a fresh set: registrations and companions only
           if (sub.kind != Op::Configure) sub.kind = Op::Add;
-        } else if ((sub.kind == Op::Call && !config.nested) || sub.kind == Op::Release || sub.kind == Op::Cancel) {
+        } else if ((sub.kind == Op::Call && !config.nested) || sub.kind == Op::Release ||
+                   sub.kind == Op::Cancel) {
           sub.kind = Op::Remove;  // what a hook performs: changes to the pool
         }
         if (sub.kind == Op::ExtendFresh) sub.nested = std::make_shared<const std::vector<Op>>();
@@ -153,20 +168,26 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
   r[1] = static_cast<std::uint8_t>((op.set & 7) | ((op.other & 7) << 3));
   r[2] = static_cast<std::uint8_t>(op.slot);
   r[3] = static_cast<std::uint8_t>(op.value & 0xff);
-  r[4] = static_cast<std::uint8_t>(((op.priority + 3) & 7) | ((op.variant & 3) << 3) | (((op.variant >> 2) & 3) << 5));
+  r[4] = static_cast<std::uint8_t>(((op.priority + 3) & 7) | ((op.variant & 3) << 3) |
+                                   (((op.variant >> 2) & 3) << 5));
   r[5] = static_cast<std::uint8_t>((op.async ? 1 : 0) | (op.throws ? 2 : 0) | (op.suspend ? 4 : 0) |
                                    ((op.policy & 3) << 3) | ((op.limit & 3) << 5));
   if (op.kind == Op::Add) r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0));
-  else r[6] = static_cast<std::uint8_t>(op.cancel == -1 ? 3 : op.cancel == -2 ? 4 : op.cancel > 0 ? 5 | (((op.cancel - 1) & 3) << 3) : 0);
+  else
+    r[6] = static_cast<std::uint8_t>(op.cancel == -1   ? 3
+                                     : op.cancel == -2 ? 4
+                                     : op.cancel > 0   ? 5 | (((op.cancel - 1) & 3) << 3)
+                                                       : 0);
   r[7] = static_cast<std::uint8_t>(nested);
   out.insert(out.end(), r, r + record_size);
 }
 
 inline std::vector<std::uint8_t> encode(const Config& config, const std::vector<Op>& ops) {
   std::vector<std::uint8_t> out;
-  out.push_back(static_cast<std::uint8_t>((config.reentrant ? kReentrant : 0) | (config.suspended ? kSuspended : 0) |
-                                          (config.observe ? kObserve : 0) | (config.services ? kServices : 0) |
-                                          (config.forms ? kForms : 0) | (config.nested ? kNested : 0)));
+  out.push_back(static_cast<std::uint8_t>(
+      (config.reentrant ? kReentrant : 0) | (config.suspended ? kSuspended : 0) |
+      (config.observe ? kObserve : 0) | (config.services ? kServices : 0) |
+      (config.forms ? kForms : 0) | (config.nested ? kNested : 0)));
   for (const Op& op : ops) {
     const std::size_t nested = op.nested ? std::min<std::size_t>(op.nested->size(), 3) : 0;
     encode_op(op, static_cast<int>(nested), out);
@@ -180,16 +201,17 @@ inline std::vector<std::uint8_t> encode(const Config& config, const std::vector<
 inline int run_one(const std::uint8_t* data, std::size_t size) {
   const auto [config, ops] = decode(data, size);
   if (auto failure = run_sequence(ops, config, /*seed of the final releases*/ size)) {
-    std::fprintf(stderr,
-                 "hookset fuzz: mismatch with the model after operation %zu of %zu: %s\n"
-                 "  config: reentrant=%d suspended=%d observe=%d services=%d forms=%d nested=%d\n"
-                 "  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live hooks)\n%s",
-                 failure->index, ops.size(), failure->message.c_str(), config.reentrant, config.suspended,
-                 config.observe, config.services, config.forms, config.nested,
-                 describe(std::vector<Op>(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(
-                                                                    std::min(ops.size(), failure->index + 1))),
-                          "    ")
-                     .c_str());
+    std::fprintf(
+        stderr,
+        "hookset fuzz: mismatch with the model after operation %zu of %zu: %s\n"
+        "  config: reentrant=%d suspended=%d observe=%d services=%d forms=%d nested=%d\n"
+        "  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live hooks)\n%s",
+        failure->index, ops.size(), failure->message.c_str(), config.reentrant, config.suspended,
+        config.observe, config.services, config.forms, config.nested,
+        describe(std::vector<Op>(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                ops.size(), failure->index + 1))),
+                 "    ")
+            .c_str());
     std::fflush(stderr);
     std::abort();
   }
@@ -233,7 +255,8 @@ int write_seeds(const fs::path& dir, int count) {
     char name[32];
     std::snprintf(name, sizeof name, "seed-%03d", n);
     std::ofstream(dir / name, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
   }
   std::printf("wrote %d seeds to %s\n", count, dir.string().c_str());
   return 0;
@@ -242,9 +265,11 @@ int write_seeds(const fs::path& dir, int count) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::string(argv[1]) == "--write-seeds") return write_seeds(argv[2], std::atoi(argv[3]));
+  if (argc == 4 && std::string(argv[1]) == "--write-seeds")
+    return write_seeds(argv[2], std::atoi(argv[3]));
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <file or directory>... | --write-seeds <dir> <count>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <file or directory>... | --write-seeds <dir> <count>\n",
+                 argv[0]);
     return 2;
   }
   std::size_t inputs = 0;
@@ -252,7 +277,8 @@ int main(int argc, char** argv) {
     std::vector<fs::path> files;
     if (fs::is_directory(argv[i])) {
       for (const auto& entry : fs::recursive_directory_iterator(argv[i]))
-        if (entry.is_regular_file() && entry.path().filename().string()[0] != '.') files.push_back(entry.path());
+        if (entry.is_regular_file() && entry.path().filename().string()[0] != '.')
+          files.push_back(entry.path());
     } else {
       files.emplace_back(argv[i]);
     }

@@ -1,7 +1,7 @@
 // The slots the model-based tests run (tests/model/randomized.cpp): one int(Call) or void(Call)
-// slot per row of the dispatch table (docs/semantics.md), with sync and async defaults and companions, and what
-// every default, hook and companion call records. The behaviour here (values, when something
-// throws) is shared by the real hooks and the reference model (reference_model.hpp).
+// slot per row of the dispatch table (docs/semantics.md), with sync and async defaults and
+// companions, and what every default, hook and companion call records. The behaviour here (values,
+// when something throws) is shared by the real hooks and the reference model (reference_model.hpp).
 #pragma once
 
 #include <array>
@@ -33,7 +33,12 @@ struct Call {
   int id;
 };
 
-enum Who : int { by_default = -1, by_chain = -2, by_aggregate = -3, by_finalize = -4 };  // hooks: token > 0
+enum Who : int {
+  by_default = -1,
+  by_chain = -2,
+  by_aggregate = -3,
+  by_finalize = -4
+};  // hooks: token > 0
 enum What : int { kBegin = 0, kResumed = 1 };
 
 struct Event {
@@ -48,7 +53,7 @@ inline std::string show(const Event& e) {
                     : e.who == by_chain     ? "chain"
                     : e.who == by_aggregate ? "aggregate"
                     : e.who == by_finalize  ? "finalize"
-                                          : "hook#" + std::to_string(e.who);
+                                            : "hook#" + std::to_string(e.who);
   return who + (e.what == kResumed ? " resumed" : "(" + std::to_string(e.value) + ")");
 }
 
@@ -65,30 +70,39 @@ struct Recorder {
     current_call = call;
     by_call[call].push_back({who, what, value});
   }
-  void companion(int who, long long value) { by_call[current_call].push_back({who, kBegin, value}); }
+  void companion(int who, long long value) {
+    by_call[current_call].push_back({who, kBegin, value});
+  }
 };
 inline Recorder recorder;
 
-// ---- behaviour shared by the real hooks/companions and the model ----------------------------------
+// ---- behaviour shared by the real hooks/companions and the model
+// ----------------------------------
 
-inline int fold_value(std::optional<int> last, int k) { return ((last ? *last : 1) * 3 + k) % 100003; }
+inline int fold_value(std::optional<int> last, int k) {
+  return ((last ? *last : 1) * 3 + k) % 100003;
+}
 
 // A pipeline hook's decision, by k: pass (two in five), rewrite x to x + k, complete with
 // 2x + k, reject with reason "r<k>".
 enum class Decides { Pass, Rewrite, Complete, Reject };
 inline Decides pipeline_decision(int k) {
   switch (((k % 5) + 5) % 5) {
-    case 2: return Decides::Rewrite;
-    case 3: return Decides::Complete;
-    case 4: return Decides::Reject;
-    default: return Decides::Pass;
+    case 2:
+      return Decides::Rewrite;
+    case 3:
+      return Decides::Complete;
+    case 4:
+      return Decides::Reject;
+    default:
+      return Decides::Pass;
   }
 }
 inline int plain_value(const Call& c, int k) { return c.x + k; }
-constexpr int default_throws_on = 13;   // the default throws for this argument
-constexpr int chain_throws_on = 42;     // the chain throws for this output
+constexpr int default_throws_on = 13;           // the default throws for this argument
+constexpr int chain_throws_on = 42;             // the chain throws for this output
 constexpr std::size_t aggregate_throws_on = 6;  // the aggregate throws for this many outputs
-constexpr int finalize_throws_on = 7;   // the finalize throws for this result
+constexpr int finalize_throws_on = 7;           // the finalize throws for this result
 
 inline int hash(int weight, const std::vector<int>& outputs) {
   long long h = weight;
@@ -97,7 +111,8 @@ inline int hash(int weight, const std::vector<int>& outputs) {
 }
 inline std::string join(int weight, const std::vector<int>& outputs) {
   std::string text = std::to_string(weight) + ":";
-  for (std::size_t i = 0; i < outputs.size(); ++i) text += (i ? "," : "") + std::to_string(outputs[i]);
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    text += (i ? "," : "") + std::to_string(outputs[i]);
   return text;
 }
 
@@ -108,7 +123,8 @@ inline Flow check_chain(int limit, int v) {
 }
 inline void check_aggregate(const std::vector<int>& outputs) {
   recorder.companion(by_aggregate, static_cast<long long>(outputs.size()));
-  if (outputs.size() == aggregate_throws_on) throw std::runtime_error("aggregate rejects 6 outputs");
+  if (outputs.size() == aggregate_throws_on)
+    throw std::runtime_error("aggregate rejects 6 outputs");
 }
 inline void check_finalize(int r) {
   recorder.companion(by_finalize, r);
@@ -183,11 +199,17 @@ struct AsyncDescribe {
   }
 };
 
-// ---- the slots: every row of the dispatch table, sync and async defaults and companions --------------
+// ---- the slots: every row of the dispatch table, sync and async defaults and companions
+// --------------
 
 enum class Mode { Always, Fallback, Singleton, Pipeline };
 enum Flags : unsigned {
-  kChain = 1, kAggregate = 2, kFinalize = 4, kOutput = 8, kVoid = 16, kAsyncDefault = 32,
+  kChain = 1,
+  kAggregate = 2,
+  kFinalize = 4,
+  kOutput = 8,
+  kVoid = 16,
+  kAsyncDefault = 32,
   kAsyncCompanions = 64,
 };
 
@@ -197,29 +219,39 @@ struct SlotKind {
   constexpr bool has(unsigned f) const { return (flags & f) != 0; }
   // Fold slots hand each hook the previous output as `last` (docs/semantics.md, hook shapes).
   constexpr bool fold() const {
-    return mode != Mode::Singleton && mode != Mode::Pipeline && !has(kVoid) && !has(kChain) && !has(kAggregate);
+    return mode != Mode::Singleton && mode != Mode::Pipeline && !has(kVoid) && !has(kChain) &&
+           !has(kAggregate);
   }
 };
 
 template <unsigned F>
 using chain_t = std::conditional_t<(F & kAsyncCompanions) != 0, AsyncBreakBelow, BreakBelow>;
 template <unsigned F>
-using aggregate_t = std::conditional_t<(F & kOutput) != 0,
-                                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncJoin, Join>,
-                                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncHash, Hash>>;
+using aggregate_t =
+    std::conditional_t<(F & kOutput) != 0,
+                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncJoin, Join>,
+                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncHash, Hash>>;
 template <unsigned F>
-using finalize_t = std::conditional_t<(F & kOutput) != 0,
-                                      std::conditional_t<(F & kAsyncCompanions) != 0, AsyncDescribe, Describe>,
-                                      std::conditional_t<(F & kAsyncCompanions) != 0, AsyncOffset, Offset>>;
+using finalize_t =
+    std::conditional_t<(F & kOutput) != 0,
+                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncDescribe, Describe>,
+                       std::conditional_t<(F & kAsyncCompanions) != 0, AsyncOffset, Offset>>;
 
-template <Mode M> using mode_t = std::conditional_t<M == Mode::Always, hookset::Always,
-                                 std::conditional_t<M == Mode::Fallback, hookset::Fallback,
-                                 std::conditional_t<M == Mode::Singleton, hookset::Singleton, hookset::Pipeline>>>;
-template <bool B, class T> using option_if = mp::mp_if_c<B, mp::mp_list<T>, mp::mp_list<>>;
+template <Mode M>
+using mode_t = std::conditional_t<
+    M == Mode::Always, hookset::Always,
+    std::conditional_t<
+        M == Mode::Fallback, hookset::Fallback,
+        std::conditional_t<M == Mode::Singleton, hookset::Singleton, hookset::Pipeline>>>;
+template <bool B, class T>
+using option_if = mp::mp_if_c<B, mp::mp_list<T>, mp::mp_list<>>;
 
-template <class Signature, class Options> struct slot_of;
+template <class Signature, class Options>
+struct slot_of;
 template <class Signature, class... Options>
-struct slot_of<Signature, mp::mp_list<Options...>> { using type = hookset::Slot<Signature, Options...>; };
+struct slot_of<Signature, mp::mp_list<Options...>> {
+  using type = hookset::Slot<Signature, Options...>;
+};
 
 template <Mode M, unsigned F>
 using slot_base_t = typename slot_of<
@@ -254,20 +286,15 @@ struct ModelSlot : slot_base_t<M, F> {
 using Nested = hookset::HookSet<ModelSlot<23, Mode::Always, kAsyncDefault>,
                                 ModelSlot<24, Mode::Fallback, kChain>>;
 using Set = hookset::HookSet<
-    ModelSlot<0, Mode::Always, 0>,
-    ModelSlot<1, Mode::Fallback, kAsyncDefault>,
-    ModelSlot<2, Mode::Singleton, 0>,
-    ModelSlot<3, Mode::Singleton, kAsyncDefault>,
-    ModelSlot<4, Mode::Always, kVoid | kAsyncDefault>,
-    ModelSlot<5, Mode::Fallback, kVoid>,
-    ModelSlot<6, Mode::Singleton, kVoid>,
-    ModelSlot<7, Mode::Always, kChain>,
+    ModelSlot<0, Mode::Always, 0>, ModelSlot<1, Mode::Fallback, kAsyncDefault>,
+    ModelSlot<2, Mode::Singleton, 0>, ModelSlot<3, Mode::Singleton, kAsyncDefault>,
+    ModelSlot<4, Mode::Always, kVoid | kAsyncDefault>, ModelSlot<5, Mode::Fallback, kVoid>,
+    ModelSlot<6, Mode::Singleton, kVoid>, ModelSlot<7, Mode::Always, kChain>,
     ModelSlot<8, Mode::Fallback, kChain | kAsyncCompanions>,
     ModelSlot<9, Mode::Always, kAggregate | kAsyncDefault>,
     ModelSlot<10, Mode::Fallback, kAggregate | kAsyncCompanions>,
     ModelSlot<11, Mode::Always, kChain | kAggregate | kAsyncCompanions>,
-    ModelSlot<12, Mode::Fallback, kChain | kAggregate>,
-    ModelSlot<13, Mode::Always, kFinalize>,
+    ModelSlot<12, Mode::Fallback, kChain | kAggregate>, ModelSlot<13, Mode::Always, kFinalize>,
     ModelSlot<14, Mode::Fallback, kFinalize | kAsyncCompanions | kAsyncDefault>,
     ModelSlot<15, Mode::Always, kChain | kFinalize>,
     ModelSlot<16, Mode::Fallback, kChain | kFinalize | kAsyncDefault>,
@@ -276,25 +303,24 @@ using Set = hookset::HookSet<
     ModelSlot<19, Mode::Fallback, kChain | kAggregate | kOutput | kAsyncCompanions>,
     ModelSlot<20, Mode::Always, kFinalize | kOutput>,
     ModelSlot<21, Mode::Fallback, kChain | kFinalize | kOutput | kAsyncCompanions>,
-    ModelSlot<22, Mode::Always, kChain | kAggregate | kOutput>,
-    ModelSlot<25, Mode::Pipeline, 0>,
-    ModelSlot<26, Mode::Pipeline, kAsyncDefault>,
-    Nested>;
+    ModelSlot<22, Mode::Always, kChain | kAggregate | kOutput>, ModelSlot<25, Mode::Pipeline, 0>,
+    ModelSlot<26, Mode::Pipeline, kAsyncDefault>, Nested>;
 
 using Slots = Set::slots;
 constexpr int slot_count = static_cast<int>(mp::mp_size<Slots>::value);
 
 constexpr std::array<SlotKind, slot_count> slot_kinds = [] {
   std::array<SlotKind, slot_count> kinds{};
-  mp::mp_for_each<mp::mp_iota_c<slot_count>>([&](auto i) { kinds[i] = mp::mp_at_c<Slots, i>::kind; });
+  mp::mp_for_each<mp::mp_iota_c<slot_count>>(
+      [&](auto i) { kinds[i] = mp::mp_at_c<Slots, i>::kind; });
   return kinds;
 }();
 
 template <class F>
 decltype(auto) with_slot(int index, F&& f) {
-  return mp::mp_with_index<slot_count>(static_cast<std::size_t>(index), [&](auto i) -> decltype(auto) {
-    return f(mp::mp_identity<mp::mp_at_c<Slots, i>>{});
-  });
+  return mp::mp_with_index<slot_count>(
+      static_cast<std::size_t>(index),
+      [&](auto i) -> decltype(auto) { return f(mp::mp_identity<mp::mp_at_c<Slots, i>>{}); });
 }
 
 }  // namespace hookset_model

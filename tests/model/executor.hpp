@@ -34,7 +34,8 @@
 
 namespace hookset_model {
 
-// ---- the executor: runs operations on the real pool and the model in lockstep ---------------------
+// ---- the executor: runs operations on the real pool and the model in lockstep
+// ---------------------
 
 class Executor;
 
@@ -47,7 +48,7 @@ struct Action {
   int set = 0;
   int other = -1;
   int slot = 0;
-  int token = 0;     // add: the new registration; remove: its target, 0 = the null id
+  int token = 0;  // add: the new registration; remove: its target, 0 = the null id
   int priority = 0;
   int value = 0;
   int variant = 0;
@@ -81,16 +82,22 @@ enum class Shape { Fold, Plain, Void, Pipeline };
 using PipelineDecision = hookset::Decision<Call, int>;
 inline PipelineDecision decide(const Call& c, int k) {
   switch (pipeline_decision(k)) {
-    case Decides::Rewrite: return hookset::rewrite(Call{c.x + k, c.id});
-    case Decides::Complete: return hookset::complete(2 * c.x + k);
-    case Decides::Reject: return hookset::reject("r" + std::to_string(k));
-    case Decides::Pass: break;
+    case Decides::Rewrite:
+      return hookset::rewrite(Call{c.x + k, c.id});
+    case Decides::Complete:
+      return hookset::complete(2 * c.x + k);
+    case Decides::Reject:
+      return hookset::reject("r" + std::to_string(k));
+    case Decides::Pass:
+      break;
   }
   return hookset::pass();
 }
 
-template <Shape, bool Async> struct Hook;
-template <> struct Hook<Shape::Fold, false> {
+template <Shape, bool Async>
+struct Hook;
+template <>
+struct Hook<Shape::Fold, false> {
   HookCore core;
   int operator()(const Call& c, std::optional<int> last) const {
     core.begin(c, encode(last));
@@ -98,7 +105,8 @@ template <> struct Hook<Shape::Fold, false> {
     return fold_value(last, core.behaviour.k);
   }
 };
-template <> struct Hook<Shape::Fold, true> {
+template <>
+struct Hook<Shape::Fold, true> {
   HookCore core;
   Task<int> operator()(const Call& c, std::optional<int> last) const {
     core.begin(c, encode(last));
@@ -107,7 +115,8 @@ template <> struct Hook<Shape::Fold, true> {
     co_return fold_value(last, core.behaviour.k);
   }
 };
-template <> struct Hook<Shape::Plain, false> {
+template <>
+struct Hook<Shape::Plain, false> {
   HookCore core;
   int operator()(const Call& c) const {
     core.begin(c, c.x);
@@ -115,7 +124,8 @@ template <> struct Hook<Shape::Plain, false> {
     return plain_value(c, core.behaviour.k);
   }
 };
-template <> struct Hook<Shape::Plain, true> {
+template <>
+struct Hook<Shape::Plain, true> {
   HookCore core;
   Task<int> operator()(const Call& c) const {
     core.begin(c, c.x);
@@ -124,14 +134,16 @@ template <> struct Hook<Shape::Plain, true> {
     co_return plain_value(c, core.behaviour.k);
   }
 };
-template <> struct Hook<Shape::Void, false> {
+template <>
+struct Hook<Shape::Void, false> {
   HookCore core;
   void operator()(const Call& c) const {
     core.begin(c, c.x);
     core.end();
   }
 };
-template <> struct Hook<Shape::Void, true> {
+template <>
+struct Hook<Shape::Void, true> {
   HookCore core;
   Task<void> operator()(const Call& c) const {
     core.begin(c, c.x);
@@ -140,7 +152,8 @@ template <> struct Hook<Shape::Void, true> {
   }
 };
 
-template <> struct Hook<Shape::Pipeline, false> {
+template <>
+struct Hook<Shape::Pipeline, false> {
   HookCore core;
   PipelineDecision operator()(const Call& c) const {
     core.begin(c, c.x);
@@ -148,7 +161,8 @@ template <> struct Hook<Shape::Pipeline, false> {
     return decide(c, core.behaviour.k);
   }
 };
-template <> struct Hook<Shape::Pipeline, true> {
+template <>
+struct Hook<Shape::Pipeline, true> {
   HookCore core;
   Task<PipelineDecision> operator()(const Call& c) const {
     core.begin(c, c.x);
@@ -164,8 +178,10 @@ constexpr Shape shape_of = S::kind.mode == Mode::Pipeline ? Shape::Pipeline
                            : S::kind.fold()               ? Shape::Fold
                                                           : Shape::Plain;
 
-template <Shape Sh> using output_of = std::conditional_t<Sh == Shape::Void, void,
-                                      std::conditional_t<Sh == Shape::Pipeline, PipelineDecision, int>>;
+template <Shape Sh>
+using output_of =
+    std::conditional_t<Sh == Shape::Void, void,
+                       std::conditional_t<Sh == Shape::Pipeline, PipelineDecision, int>>;
 
 // A coroutine hook run from a frame that owns it (a temporary's coroutine would outlive it).
 template <Shape Sh, class... Last>
@@ -181,17 +197,18 @@ struct MultiHook {
   HookCore core;
   template <class S>
   HookCore adapter() const {
-    return {core.token + static_cast<int>(mp::mp_find<Slots, S>::value), core.behaviour, core.mutates, core.executor};
+    return {core.token + static_cast<int>(mp::mp_find<Slots, S>::value), core.behaviour,
+            core.mutates, core.executor};
   }
   template <class S>
-    requires(shape_of<S> == Shape::Fold)
-  auto operator()(S, const Call& c, std::optional<int> last) const {
-    if constexpr (Async) return owning_frame<Shape::Fold>(Hook<Shape::Fold, true>{adapter<S>()}, c, last);
+  requires(shape_of<S> == Shape::Fold) auto operator()(S, const Call& c,
+                                                       std::optional<int> last) const {
+    if constexpr (Async)
+      return owning_frame<Shape::Fold>(Hook<Shape::Fold, true>{adapter<S>()}, c, last);
     else return Hook<Shape::Fold, false>{adapter<S>()}(c, last);
   }
   template <class S>
-    requires(shape_of<S> != Shape::Fold)
-  auto operator()(S, const Call& c) const {
+  requires(shape_of<S> != Shape::Fold) auto operator()(S, const Call& c) const {
     if constexpr (Async) return owning_frame<shape_of<S>>(Hook<shape_of<S>, true>{adapter<S>()}, c);
     else return Hook<shape_of<S>, false>{adapter<S>()}(c);
   }
@@ -201,7 +218,8 @@ inline std::string render(int v) { return std::to_string(v); }
 inline std::string render(std::string v) { return v; }
 // A pipeline's result as the model spells it, and its deciding registration as "by#<id>".
 inline std::string render(const hookset::PipelineResult<Call, int>& r) {
-  std::string text = r.completed() ? "complete:" + std::to_string(r.output()) : "reject:" + r.reason();
+  std::string text =
+      r.completed() ? "complete:" + std::to_string(r.output()) : "reject:" + r.reason();
   text += " input=" + std::to_string(r.input.x);
   return text + (r.decided_by ? " by#" + std::to_string(r.decided_by.value()) : " by=default");
 }
@@ -225,15 +243,15 @@ inline std::string render_error(const std::exception_ptr& error) {
 
 // How often the features beyond add/remove/configure/copy/extend/call were exercised.
 struct Features {
-  std::size_t stopped = 0;           // dispatches stopped (before the start, in a hook, while parked)
-  std::size_t stopped_parked = 0;    //   of which while parked
-  std::size_t deadline = 0;          // dispatches whose deadline had passed
-  std::size_t failed_open = 0;       // hook failures a FailOpen policy skipped
-  std::size_t pipelines = 0;         // pipeline dispatches
-  std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref, shared_ptr,
-                                                                   // Stateful, add_hooks
-  std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
-  std::size_t nested = 0;            // dispatches made by running hooks
+  std::size_t stopped = 0;         // dispatches stopped (before the start, in a hook, while parked)
+  std::size_t stopped_parked = 0;  //   of which while parked
+  std::size_t deadline = 0;        // dispatches whose deadline had passed
+  std::size_t failed_open = 0;     // hook failures a FailOpen policy skipped
+  std::size_t pipelines = 0;       // pipeline dispatches
+  std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref,
+                                                                  // shared_ptr, Stateful, add_hooks
+  std::size_t frozen_calls = 0, shared_calls = 0;  // dispatches through freeze() / a SharedHookSet
+  std::size_t nested = 0;                          // dispatches made by running hooks
   Features& operator+=(const Features& o) {
     stopped += o.stopped;
     stopped_parked += o.stopped_parked;
@@ -251,8 +269,10 @@ struct Features {
   }
 };
 
-template <class> struct shared_of;
-template <class... Members> struct shared_of<hookset::HookSet<Members...>> {
+template <class>
+struct shared_of;
+template <class... Members>
+struct shared_of<hookset::HookSet<Members...>> {
   using type = hookset::SharedHookSet<Members...>;
 };
 using SharedSet = shared_of<Set>::type;
@@ -262,10 +282,10 @@ struct Flight {
   int call = 0;
   int slot = 0;
   Call argument{};
-  std::size_t pool_index = 0; // the dispatched set's index in the pool (when it starts)
-  int variant = 0;            // Op::variant of the call
-  ModelSlotState snapshot;    // what the model dispatches (kept to predict again when stopped)
-  bool has_token = false;     // dispatched with the stop token of `stop`
+  std::size_t pool_index = 0;  // the dispatched set's index in the pool (when it starts)
+  int variant = 0;             // Op::variant of the call
+  ModelSlotState snapshot;     // what the model dispatches (kept to predict again when stopped)
+  bool has_token = false;      // dispatched with the stop token of `stop`
   bool deadline_passed = false;
   std::stop_source stop;
   int stop_at = 0;            // > 0: the hook that requests the stop when it begins
@@ -284,7 +304,8 @@ struct Flight {
 template <class Dispatch>
 Dispatch&& with_options(Dispatch&& dispatch, const Flight& flight) {
   if (flight.has_token) std::move(dispatch).with_stop_token(flight.stop.get_token());
-  if (flight.deadline_passed) std::move(dispatch).with_deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  if (flight.deadline_passed)
+    std::move(dispatch).with_deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
   return std::move(dispatch);
 }
 
@@ -324,7 +345,6 @@ struct Gate {
   int token;
   test_support::ManualEvent event;
 };
-
 
 class Executor {
  public:
@@ -377,7 +397,8 @@ class Executor {
       check_pool();
     }
     if (!failure_ && !flights_.empty())
-      fail(std::to_string(flights_.size()) + " dispatches still in flight when every parked one was released");
+      fail(std::to_string(flights_.size()) +
+           " dispatches still in flight when every parked one was released");
     return failure_;
   }
 
@@ -399,18 +420,21 @@ class Executor {
     if (!mutates) return;
     if (script_.empty()) {
       if (!tearing_down_)
-        fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) + " ran unexpectedly");
+        fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) +
+             " ran unexpectedly");
       return;
     }
     Group group = std::move(script_.front());
     script_.pop_front();
     if (group.call != c.id || group.token != token) {
-      fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) + " ran where the model expected hook#" +
-           std::to_string(group.token) + " of call " + std::to_string(group.call));
+      fail("hook#" + std::to_string(token) + " of call " + std::to_string(c.id) +
+           " ran where the model expected hook#" + std::to_string(group.token) + " of call " +
+           std::to_string(group.call));
       return;
     }
     for (const Action& action : group.actions) apply_real(action);
-    recorder.current_call = c.id;  // companions still to run are this dispatch's, not a nested one's
+    recorder.current_call =
+        c.id;  // companions still to run are this dispatch's, not a nested one's
   }
 
   test_support::ManualEvent& park(const Call& c, int token) {
@@ -431,7 +455,8 @@ class Executor {
     if (!failure_) failure_ = std::move(message);
   }
 
-  // ---- resolution: picks -> concrete sets, registrations, companions ------------------------------
+  // ---- resolution: picks -> concrete sets, registrations, companions
+  // ------------------------------
 
   Action resolve(const Op& op) {
     Action a;
@@ -451,8 +476,9 @@ class Executor {
     const ModelSet& target = model_[static_cast<std::size_t>(a.set)];
     switch (op.kind) {
       case Op::Add:
-        a.skip = op.multi ? std::any_of(target.begin(), target.end(),
-                                        [](const ModelSlotState& slot) { return slot.hooks.size() >= 24; })
+        a.skip = op.multi ? std::any_of(
+                                target.begin(), target.end(),
+                                [](const ModelSlotState& slot) { return slot.hooks.size() >= 24; })
                           : target[static_cast<std::size_t>(op.slot)].hooks.size() >= 24;
         if (!a.skip) a.token = take_tokens(op);
         if (!a.skip && op.variant)
@@ -468,7 +494,8 @@ class Executor {
           a.token = tokens_ == 0 ? 0 : 1 + op.value % tokens_;
         }
         // A registration made through with<S> has no id to remove it by.
-        if (std::find(anonymous_.begin(), anonymous_.end(), a.token) != anonymous_.end()) a.token = 0;
+        if (std::find(anonymous_.begin(), anonymous_.end(), a.token) != anonymous_.end())
+          a.token = 0;
         break;
       case Op::Configure:
         a.skip = !companion_of(op.slot, op.variant, a.variant);
@@ -511,25 +538,10 @@ class Executor {
     a.multi = op.multi;
     a.async = op.async;
     a.behaviour = {op.value, op.throws, op.suspend};
-    if (op.kind == Op::Add) a.token = take_tokens(op);  // a fresh set is built with add<S> / add_hooks
+    if (op.kind == Op::Add)
+      a.token = take_tokens(op);  // a fresh set is built with add<S> / add_hooks
     else a.skip = !companion_of(op.slot, op.variant, a.variant);
     return a;
-  }
-
-  // Known library bug (regressions.cpp, "a dispatch a hook leaves parked ..."): a dispatch that a
-  // hook starts and leaves parked keeps a pointer to the starting dispatch's context, read (after
-  // that one is gone) when it dispatches again. Hooks make only dispatches that do not park,
-  // unless HOOKSET_MODEL_KNOWN_BUGS=1.
-  bool nested_call_parks(const Op& op) const {
-    if (generate_known_bugs()) return false;
-    const std::size_t index = static_cast<std::size_t>(op.set) % model_.size();
-    std::optional<int> stop_at;
-    if (op.cancel == -1) stop_at = 0;
-    else if (op.cancel > 0) stop_at = op.cancel;
-    const Prediction dry = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)],
-                                     model_[index][static_cast<std::size_t>(op.slot)], Call{op.value, 0}, stop_at,
-                                     op.cancel == -2).run();
-    return std::any_of(dry.steps.begin(), dry.steps.end(), [](const Step& step) { return step.kind == Step::Suspend; });
   }
 
   // A new registration's token (add_hooks: one per slot, consecutive).
@@ -579,8 +591,9 @@ class Executor {
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
     (a.variant == 0 ? slot.chain : a.variant == 1 ? slot.aggregate : slot.finalize) = a.value;
   }
-  // docs/semantics.md, extend: merged by priority, after mine on equal priority (appending to the arrival
-  // order says exactly that); a singleton hook or configured companion of theirs replaces mine.
+  // docs/semantics.md, extend: merged by priority, after mine on equal priority (appending to the
+  // arrival order says exactly that); a singleton hook or configured companion of theirs replaces
+  // mine.
   void model_extend(ModelSet& mine, ModelSet theirs) {  // by value: `theirs` may be `mine`
     for (std::size_t i = 0; i < mine.size(); ++i) {
       ModelSlotState& a = mine[i];
@@ -593,7 +606,8 @@ class Executor {
       } else {
         a.hooks.insert(a.hooks.end(), b.hooks.begin(), b.hooks.end());
       }
-      if ((a.chain && b.chain) || (a.aggregate && b.aggregate) || (a.finalize && b.finalize)) ++expected_warnings_;
+      if ((a.chain && b.chain) || (a.aggregate && b.aggregate) || (a.finalize && b.finalize))
+        ++expected_warnings_;
       if (b.chain) a.chain = b.chain;
       if (b.aggregate) a.aggregate = b.aggregate;
       if (b.finalize) a.finalize = b.finalize;
@@ -604,22 +618,29 @@ class Executor {
     if (a.skip) return;
     ModelSet& target = model_[static_cast<std::size_t>(a.set)];
     switch (a.kind) {
-      case Op::Add: model_add(target, a); break;
+      case Op::Add:
+        model_add(target, a);
+        break;
       case Op::Remove:
         a.expect = false;
         if (a.token != 0)
           for (ModelSlotState& slot : target)
-            if (std::erase_if(slot.hooks, [&](const ModelHook& h) { return h.token == a.token; }) != 0) {
+            if (std::erase_if(slot.hooks, [&](const ModelHook& h) { return h.token == a.token; }) !=
+                0) {
               a.expect = true;
               break;
             }
         break;
-      case Op::Configure: model_configure(target, a); break;
+      case Op::Configure:
+        model_configure(target, a);
+        break;
       case Op::Copy:
         if (a.other < 0) model_.push_back(target);
         else model_[static_cast<std::size_t>(a.other)] = ModelSet(target);
         break;
-      case Op::Extend: model_extend(target, model_[static_cast<std::size_t>(a.other)]); break;
+      case Op::Extend:
+        model_extend(target, model_[static_cast<std::size_t>(a.other)]);
+        break;
       case Op::ExtendFresh: {
         ModelSet fresh{};
         for (const Action& f : a.fresh) {
@@ -629,10 +650,13 @@ class Executor {
         model_extend(target, fresh);
         break;
       }
-      case Op::Drop: model_.erase(model_.begin() + a.set); break;
+      case Op::Drop:
+        model_.erase(model_.begin() + a.set);
+        break;
       case Op::Call:
       case Op::Release:
-      case Op::Cancel: break;
+      case Op::Cancel:
+        break;
     }
   }
 
@@ -643,20 +667,28 @@ class Executor {
     auto registration = [&](auto hook) {
       const hookset::Priority priority{a.priority};
       if (a.policy == 0 && a.limit == 0) {  // the short form
-        if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), priority));
+        if (a.variant)
+          holder =
+              std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), priority));
         else ids_[a.token] = holder->template add<S>(std::move(hook), priority);
         return;
       }
       hookset::HookOptions options{.name = hook_name(a.token), .priority = priority};
-      if (a.limit) options.timeout = a.limit == 1 ? std::chrono::nanoseconds(1) : std::chrono::hours(1);
+      if (a.limit)
+        options.timeout = a.limit == 1 ? std::chrono::nanoseconds(1) : std::chrono::hours(1);
       if (a.policy)
-        options.on_failure = a.policy == 1 ? hookset::Propagate : a.policy == 2 ? hookset::FailOpen : hookset::FailClosed;
-      if (a.variant) holder = std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), options));
+        options.on_failure = a.policy == 1   ? hookset::Propagate
+                             : a.policy == 2 ? hookset::FailOpen
+                                             : hookset::FailClosed;
+      if (a.variant)
+        holder =
+            std::make_unique<Set>(std::move(*holder).template with<S>(std::move(hook), options));
       else ids_[a.token] = holder->template add<S>(std::move(hook), options);
     };
     const HookCore core{a.token, a.behaviour, a.mutations != nullptr, this};
     constexpr bool stateful_ok = S::kind.mode != Mode::Pipeline;
-    if (a.async) register_form<stateful_ok>(registration, owned_as(a.own, Hook<shape_of<S>, true>{core}));
+    if (a.async)
+      register_form<stateful_ok>(registration, owned_as(a.own, Hook<shape_of<S>, true>{core}));
     else register_form<stateful_ok>(registration, owned_as(a.own, Hook<shape_of<S>, false>{core}));
   }
 
@@ -703,7 +735,8 @@ class Executor {
       }
       const std::vector<hookset::HookId> ids = holder->add_hooks(std::move(object), priority);
       if (ids.size() != static_cast<std::size_t>(slot_count))
-        return fail("add_hooks returned " + std::to_string(ids.size()) + " ids for " + std::to_string(slot_count) + " slots");
+        return fail("add_hooks returned " + std::to_string(ids.size()) + " ids for " +
+                    std::to_string(slot_count) + " slots");
       for (int i = 0; i < slot_count; ++i) ids_[a.token + i] = ids[static_cast<std::size_t>(i)];
     };
     ++features_.multi;
@@ -721,25 +754,33 @@ class Executor {
   template <class S>
   static void real_configure(Set& set, const Action& a) {
     constexpr SlotKind kind = S::kind;
-    if constexpr (kind.has(kChain)) if (a.variant == 0) set.configure<S>(chain_t<kind.flags>{a.value});
-    if constexpr (kind.has(kAggregate)) if (a.variant == 1) set.configure<S>(aggregate_t<kind.flags>{a.value});
-    if constexpr (kind.has(kFinalize)) if (a.variant == 2) set.configure<S>(finalize_t<kind.flags>{a.value});
+    if constexpr (kind.has(kChain))
+      if (a.variant == 0) set.configure<S>(chain_t<kind.flags>{a.value});
+    if constexpr (kind.has(kAggregate))
+      if (a.variant == 1) set.configure<S>(aggregate_t<kind.flags>{a.value});
+    if constexpr (kind.has(kFinalize))
+      if (a.variant == 2) set.configure<S>(finalize_t<kind.flags>{a.value});
   }
 
   void apply_real(const Action& a) {
     if (a.skip) return;
     std::unique_ptr<Set>& target = real_[static_cast<std::size_t>(a.set)];
     switch (a.kind) {
-      case Op::Add: real_add_any(target, a); break;
+      case Op::Add:
+        real_add_any(target, a);
+        break;
       case Op::Remove: {
         const auto id = ids_.find(a.token);
-        const bool removed = target->remove(a.token != 0 && id != ids_.end() ? id->second : hookset::HookId{});
+        const bool removed =
+            target->remove(a.token != 0 && id != ids_.end() ? id->second : hookset::HookId{});
         if (removed != a.expect)
-          fail("remove(hook#" + std::to_string(a.token) + ") returned " + (removed ? "true" : "false"));
+          fail("remove(hook#" + std::to_string(a.token) + ") returned " +
+               (removed ? "true" : "false"));
         break;
       }
       case Op::Configure:
-        with_slot(a.slot, [&](auto slot) { real_configure<typename decltype(slot)::type>(*target, a); });
+        with_slot(a.slot,
+                  [&](auto slot) { real_configure<typename decltype(slot)::type>(*target, a); });
         break;
       case Op::Copy: {
         auto copy = std::make_unique<Set>(*target);
@@ -761,7 +802,9 @@ class Executor {
         auto fresh = std::make_unique<Set>();
         for (const Action& f : a.fresh) {
           if (f.kind == Op::Add) real_add_any(fresh, f);
-          else with_slot(f.slot, [&](auto slot) { real_configure<typename decltype(slot)::type>(*fresh, f); });
+          else
+            with_slot(f.slot,
+                      [&](auto slot) { real_configure<typename decltype(slot)::type>(*fresh, f); });
         }
         target->extend(*fresh);
         break;  // the fresh set goes away; its hooks live on in `target`
@@ -775,7 +818,8 @@ class Executor {
         settle(*a.flight);
         break;
       case Op::Release:
-      case Op::Cancel: break;
+      case Op::Cancel:
+        break;
     }
   }
 
@@ -792,19 +836,21 @@ class Executor {
   void check_pool() {
     if (failure_) return;
     if (real_.size() != model_.size())
-      return fail("the pool has " + std::to_string(real_.size()) + " sets, the model " + std::to_string(model_.size()));
+      return fail("the pool has " + std::to_string(real_.size()) + " sets, the model " +
+                  std::to_string(model_.size()));
     for (std::size_t i = 0; i < real_.size(); ++i)
       mp::mp_for_each<mp::mp_iota_c<slot_count>>([&](auto s) {
         using S = mp::mp_at_c<Slots, s>;
         const std::size_t expected = model_[i][s].hooks.size();
         const std::size_t actual = real_[i]->template count<S>();
         if (actual != expected)
-          fail("set " + std::to_string(i) + " slot " + std::to_string(s) + ": count " + std::to_string(actual) +
-               ", model " + std::to_string(expected));
+          fail("set " + std::to_string(i) + " slot " + std::to_string(s) + ": count " +
+               std::to_string(actual) + ", model " + std::to_string(expected));
       });
     if (!script_.empty()) fail("hooks the model expected to run (and mutate) did not run");
     if (config_.observe && observer_.warnings != expected_warnings_)
-      fail(std::to_string(observer_.warnings) + " warnings, the model expects " + std::to_string(expected_warnings_));
+      fail(std::to_string(observer_.warnings) + " warnings, the model expects " +
+           std::to_string(expected_warnings_));
   }
 
   // ---- dispatch ---------------------------------------------------------------------------------
@@ -839,8 +885,9 @@ class Executor {
       stop_at = op.cancel;
     }
     flight.stopped = stop_at.has_value();
-    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)], flight.snapshot, c, stop_at,
-                                  flight.deadline_passed).run();
+    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(op.slot)], flight.snapshot, c,
+                                  stop_at, flight.deadline_passed)
+                            .run();
     ++call_depth_;
     advance_model(flight);
     --call_depth_;
@@ -853,19 +900,22 @@ class Executor {
     const bool parks = std::any_of(flight.prediction.steps.begin(), flight.prediction.steps.end(),
                                    [](const Step& step) { return step.kind == Step::Suspend; });
     const Call c = flight.argument;
-    // The set may be destroyed by the hooks of this very dispatch: nothing touches it after the start.
+    // The set may be destroyed by the hooks of this very dispatch: nothing touches it after the
+    // start.
     const Set& set = *real_[flight.pool_index];
     flight.set = &set;
     auto dispatch = [&](const auto& through) {
       with_slot(flight.slot, [&](auto slot) {
         using S = typename decltype(slot)::type;
-        if ((flight.variant & 1) != 0 || parks) return static_cast<void>(await_dispatch<S>(through, c, flight));
+        if ((flight.variant & 1) != 0 || parks)
+          return static_cast<void>(await_dispatch<S>(through, c, flight));
         try {
           if constexpr (S::kind.has(kVoid)) {
             hookset::sync_wait(with_options(through.template call<S>(c), flight));
             flight.real = "void";
           } else {
-            flight.real = render(hookset::sync_wait(with_options(through.template call<S>(c), flight)));
+            flight.real =
+                render(hookset::sync_wait(with_options(through.template call<S>(c), flight)));
           }
         } catch (...) {
           flight.real = "throw:" + render_error(std::current_exception());
@@ -881,7 +931,8 @@ class Executor {
     features_.stopped += flight.stopped;
     features_.deadline += flight.deadline_passed;
     features_.pipelines += slot_kinds[static_cast<std::size_t>(flight.slot)].mode == Mode::Pipeline;
-    // Its observer id: the first dispatch to begin from now on (dispatches its hooks make begin later).
+    // Its observer id: the first dispatch to begin from now on (dispatches its hooks make begin
+    // later).
     const std::size_t begun_before = observer_.begins.size();
     if (through == 1) {
       dispatch(set.freeze());
@@ -904,8 +955,9 @@ class Executor {
     gates_.erase(gates_.begin() + static_cast<std::ptrdiff_t>(i));
     const int token = flight.prediction.steps[flight.next_step - 1].token;
     if (gate->call != flight.call || gate->token != token) {
-      fail("parked: hook#" + std::to_string(gate->token) + " of call " + std::to_string(gate->call) +
-           ", the model expects hook#" + std::to_string(token) + " of call " + std::to_string(flight.call));
+      fail("parked: hook#" + std::to_string(gate->token) + " of call " +
+           std::to_string(gate->call) + ", the model expects hook#" + std::to_string(token) +
+           " of call " + std::to_string(flight.call));
       gates_.push_front(std::move(gate));  // released at teardown
       return;
     }
@@ -924,8 +976,10 @@ class Executor {
     flight.stopped = true;
     ++features_.stopped;
     ++features_.stopped_parked;
-    flight.prediction = Predictor(slot_kinds[static_cast<std::size_t>(flight.slot)], flight.snapshot, flight.argument,
-                                  parked.begun, flight.deadline_passed).run();
+    flight.prediction =
+        Predictor(slot_kinds[static_cast<std::size_t>(flight.slot)], flight.snapshot,
+                  flight.argument, parked.begun, flight.deadline_passed)
+            .run();
     flight.stop.request_stop();
   }
 
@@ -954,7 +1008,7 @@ class Executor {
           Action action;
           action.kind = Op::Call;
           // Bounded: hooks dispatching slots whose hooks dispatch ... would grow exponentially.
-          action.skip = call_depth_ >= 3 || nested_budget_ == 0 || nested_call_parks(sub);
+          action.skip = call_depth_ >= 3 || nested_budget_ == 0;
           if (!action.skip) --nested_budget_;
           if (!action.skip) {
             action.flight = &call_model(sub);
@@ -973,7 +1027,8 @@ class Executor {
 
   void settle(Flight& flight) {
     if (!flight.model_done) {
-      if (flight.real_done) fail("call " + std::to_string(flight.call) + " completed; the model expects it parked");
+      if (flight.real_done)
+        fail("call " + std::to_string(flight.call) + " completed; the model expects it parked");
       return;
     }
     if (!flight.real_done) return fail("call " + std::to_string(flight.call) + " did not complete");
@@ -988,15 +1043,19 @@ class Executor {
     hooks_run_ += p.hooks_run;
     dispatches_failed_ += p.failed ? 1 : 0;
     const std::vector<Event>& events = recorder.by_call[flight.call];
-    std::string where = "call " + std::to_string(flight.call) + " (slot " + std::to_string(flight.slot) + ")";
+    std::string where =
+        "call " + std::to_string(flight.call) + " (slot " + std::to_string(flight.slot) + ")";
     std::string expected = p.result;
     if (slot_kinds[static_cast<std::size_t>(flight.slot)].mode == Mode::Pipeline && !p.failed) {
       const auto id = ids_.find(p.decided_by);
       if (p.decided_by == 0) expected += " by=default";
       else if (id != ids_.end()) expected += " by#" + std::to_string(id->second.value());
-      else expected += flight.real.substr(std::min(flight.real.size(), flight.real.rfind(" by")));  // via with<S>: no id
+      else
+        expected += flight.real.substr(
+            std::min(flight.real.size(), flight.real.rfind(" by")));  // via with<S>: no id
     }
-    if (flight.real != expected) return fail(where + ": result " + flight.real + ", the model expects " + expected);
+    if (flight.real != expected)
+      return fail(where + ": result " + flight.real + ", the model expects " + expected);
     if (events != p.events) {
       std::string text = where + ": calls differ\n    real: ";
       for (const Event& e : events) text += show(e) + " ";
@@ -1009,15 +1068,15 @@ class Executor {
       if (end == observer_.ends.end()) return fail(where + ": the observer saw no end");
       if (end->second.first != p.hooks_run || end->second.second != p.failed)
         return fail(where + ": the observer saw hooks_run " + std::to_string(end->second.first) +
-                    (end->second.second ? " failed" : " ok") + ", the model expects " + std::to_string(p.hooks_run) +
-                    (p.failed ? " failed" : " ok"));
+                    (end->second.second ? " failed" : " ok") + ", the model expects " +
+                    std::to_string(p.hooks_run) + (p.failed ? " failed" : " ok"));
       observer_.ends.erase(end);
     }
   }
 
   Config config_;
-  std::vector<ModelSet> model_;              // the model's pool ...
-  std::vector<std::unique_ptr<Set>> real_;   // ... and the real one, index for index
+  std::vector<ModelSet> model_;             // the model's pool ...
+  std::vector<std::unique_ptr<Set>> real_;  // ... and the real one, index for index
   int tokens_ = 0;
   std::vector<int> anonymous_;
   std::unordered_map<int, hookset::HookId> ids_;
@@ -1027,7 +1086,7 @@ class Executor {
   std::vector<Flight*> pending_;             // the model's, in the same order
   std::vector<std::unique_ptr<Flight>> flights_;
   int calls_ = 0;
-  int call_depth_ = 0;  // of the model's dispatches predicted inside hooks
+  int call_depth_ = 0;      // of the model's dispatches predicted inside hooks
   int nested_budget_ = 32;  // dispatches by hooks left for this operation
   int expected_warnings_ = 0;
   std::size_t operations_ = 0;
@@ -1044,7 +1103,9 @@ class Executor {
   std::optional<std::string> failure_;
 };
 
-inline void HookCore::begin(const Call& c, long long seen) const { executor->hook_begins(c, token, seen, mutates); }
+inline void HookCore::begin(const Call& c, long long seen) const {
+  executor->hook_begins(c, token, seen, mutates);
+}
 
 inline Task<void> HookCore::park(const Call& c) const {
   co_await executor->park(c, token);
@@ -1054,7 +1115,8 @@ inline Task<void> HookCore::park(const Call& c) const {
 // ---- running, shrinking, reporting ------------------------------------------------------------
 
 struct Failure {
-  std::size_t index;  // of the operation after which the mismatch showed (size(): at the final release)
+  std::size_t
+      index;  // of the operation after which the mismatch showed (size(): at the final release)
   std::string message;
 };
 
@@ -1069,8 +1131,8 @@ struct Totals {
   Features features;
 };
 
-inline std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Config& config, std::uint64_t seed,
-                                    Totals* totals = nullptr) {
+inline std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Config& config,
+                                           std::uint64_t seed, Totals* totals = nullptr) {
   std::optional<Failure> failure;
   {
     Executor executor(config);
@@ -1100,7 +1162,8 @@ inline std::optional<Failure> run_sequence(const std::vector<Op>& ops, const Con
 // Drops chunks of operations (halving the chunk size down to single operations) while the
 // sequence still fails, cutting it after the failing operation each time; repeats until no single
 // operation can go (or the budget of re-runs is spent).
-inline std::vector<Op> shrink(std::vector<Op> ops, const Config& config, std::uint64_t seed, Failure& failure) {
+inline std::vector<Op> shrink(std::vector<Op> ops, const Config& config, std::uint64_t seed,
+                              Failure& failure) {
   ops.resize(std::min(ops.size(), failure.index + 1));
   int budget = 4000;
   for (bool progress = true; progress && budget > 0;) {
@@ -1109,7 +1172,8 @@ inline std::vector<Op> shrink(std::vector<Op> ops, const Config& config, std::ui
       for (std::size_t start = 0; start < ops.size() && budget > 0; --budget) {
         std::vector<Op> candidate(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(start));
         const std::size_t end = std::min(start + chunk, ops.size());
-        candidate.insert(candidate.end(), ops.begin() + static_cast<std::ptrdiff_t>(end), ops.end());
+        candidate.insert(candidate.end(), ops.begin() + static_cast<std::ptrdiff_t>(end),
+                         ops.end());
         if (auto smaller = run_sequence(candidate, config, seed)) {
           candidate.resize(std::min(candidate.size(), smaller->index + 1));
           ops = std::move(candidate);

@@ -36,7 +36,8 @@ class Random {
   std::uint64_t state_;
 };
 
-// ---- operations ----------------------------------------------------------------------------------
+// ---- operations
+// ----------------------------------------------------------------------------------
 
 struct Op;
 using OpList = std::shared_ptr<const std::vector<Op>>;
@@ -44,28 +45,41 @@ using OpList = std::shared_ptr<const std::vector<Op>>;
 // One generated operation. It names sets, slots and registrations indirectly (picks resolved
 // against the state when it runs), so any subsequence of a sequence is itself a valid sequence.
 struct Op {
-  enum Kind : unsigned char { Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release, Cancel };
+  enum Kind : unsigned char {
+    Add,
+    Remove,
+    Configure,
+    Copy,
+    Extend,
+    ExtendFresh,
+    Drop,
+    Call,
+    Release,
+    Cancel
+  };
   Kind kind = Add;
-  int set = 0;       // pool pick of the target
-  int other = 0;     // copy: pool pick of the destination; extend: of the source
+  int set = 0;    // pool pick of the target
+  int other = 0;  // copy: pool pick of the destination; extend: of the source
   int slot = 0;
   int priority = 0;
-  int value = 0;     // add: k; configure: the parameter; call: x; remove, release: a pick
-  int variant = 0;   // add/extend: via with<S>/with_extended; configure: which companion;
-                     // remove: 0 a live hook of the set, 1 any token issued, 2 the null id;
-                     // call: bit 0 co_await (else sync_wait), bit 1 with a stop token,
-                     //   bits 2-3 dispatched through 1 a FrozenHookSet (freeze()), 2 a SharedHookSet
-  int policy = 0;    // add: 0 none given (the slot's: Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
-  int limit = 0;     // add: the hook's own time limit: 0 none, 1 one nanosecond (expires), 2 an hour
-  int own = 0;       // add: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
-                     // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
+  int value = 0;    // add: k; configure: the parameter; call: x; remove, release: a pick
+  int variant = 0;  // add/extend: via with<S>/with_extended; configure: which companion;
+                    // remove: 0 a live hook of the set, 1 any token issued, 2 the null id;
+                    // call: bit 0 co_await (else sync_wait), bit 1 with a stop token,
+                    //   bits 2-3 dispatched through 1 a FrozenHookSet (freeze()), 2 a SharedHookSet
+  int policy =
+      0;  // add: 0 none given (the slot's: Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
+  int limit = 0;  // add: the hook's own time limit: 0 none, 1 one nanosecond (expires), 2 an hour
+  int own = 0;    // add: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
+                  // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
   bool multi = false;  // add: one object for every slot of the set (add_hooks / with_hooks)
-  int cancel = 0;    // call: 0 never stopped, -1 stopped before it starts, -2 its deadline already
-                     // passed, k > 0 stopped when its k-th hook begins (from inside that hook)
+  int cancel = 0;  // call: 0 never stopped, -1 stopped before it starts, -2 its deadline already
+                   // passed, k > 0 stopped when its k-th hook begins (from inside that hook)
   bool async = false;
   bool throws = false;
   bool suspend = false;
-  OpList nested;     // add: operations the hook performs each time it runs; extend-fresh: the fresh set
+  OpList
+      nested;  // add: operations the hook performs each time it runs; extend-fresh: the fresh set
 };
 
 inline std::string describe(const Op& op);
@@ -78,39 +92,66 @@ inline std::string describe(const Op& op) {
   std::ostringstream out;
   switch (op.kind) {
     case Op::Add:
-      out << "add set~" << op.set << " slot " << op.slot << " prio " << op.priority << (op.async ? " coroutine" : " sync")
-          << " k=" << op.value << (op.throws ? " throws" : "") << (op.suspend ? " suspends" : "")
+      out << "add set~" << op.set << " slot " << op.slot << " prio " << op.priority
+          << (op.async ? " coroutine" : " sync") << " k=" << op.value
+          << (op.throws ? " throws" : "") << (op.suspend ? " suspends" : "")
           << (op.variant ? " via with<S>" : "")
-          << (op.policy == 1 ? " propagate" : op.policy == 2 ? " fail-open" : op.policy == 3 ? " fail-closed" : "")
-          << (op.limit == 1 ? " limit 1ns" : op.limit == 2 ? " limit 1h" : "")
-          << (op.own == 1 ? " borrowed" : op.own == 2 ? " shared_ptr" : op.own == 3 ? " Stateful" : "") << (op.multi ? " add_hooks (every slot)" : "");
+          << (op.policy == 1   ? " propagate"
+              : op.policy == 2 ? " fail-open"
+              : op.policy == 3 ? " fail-closed"
+                               : "")
+          << (op.limit == 1   ? " limit 1ns"
+              : op.limit == 2 ? " limit 1h"
+                              : "")
+          << (op.own == 1   ? " borrowed"
+              : op.own == 2 ? " shared_ptr"
+              : op.own == 3 ? " Stateful"
+                            : "")
+          << (op.multi ? " add_hooks (every slot)" : "");
       if (op.nested) out << " mutating {\n" << describe(*op.nested, "      ") << "    }";
       break;
     case Op::Remove:
-      out << "remove set~" << op.set << (op.variant == 0 ? " live hook~" : op.variant == 1 ? " any token~" : " null id")
+      out << "remove set~" << op.set
+          << (op.variant == 0   ? " live hook~"
+              : op.variant == 1 ? " any token~"
+                                : " null id")
           << (op.variant < 2 ? std::to_string(op.value) : "");
       break;
     case Op::Configure:
-      out << "configure set~" << op.set << " slot " << op.slot << " companion~" << op.variant << " = " << op.value;
+      out << "configure set~" << op.set << " slot " << op.slot << " companion~" << op.variant
+          << " = " << op.value;
       break;
-    case Op::Copy: out << "copy set~" << op.set << " to~" << op.other; break;
+    case Op::Copy:
+      out << "copy set~" << op.set << " to~" << op.other;
+      break;
     case Op::Extend:
-      out << "extend set~" << op.set << " from set~" << op.other << (op.variant ? " via with_extended" : "");
+      out << "extend set~" << op.set << " from set~" << op.other
+          << (op.variant ? " via with_extended" : "");
       break;
     case Op::ExtendFresh:
-      out << "extend set~" << op.set << " from fresh {\n" << describe(*op.nested, "      ") << "    }";
+      out << "extend set~" << op.set << " from fresh {\n"
+          << describe(*op.nested, "      ") << "    }";
       break;
-    case Op::Drop: out << "drop set~" << op.set; break;
+    case Op::Drop:
+      out << "drop set~" << op.set;
+      break;
     case Op::Call:
       out << "call set~" << op.set << " slot " << op.slot << " x=" << op.value
-          << ((op.variant & 1) ? " co_await" : " sync_wait") << ((op.variant & 2) ? " with stop token" : "")
-          << (((op.variant >> 2) & 3) == 1 ? " frozen" : ((op.variant >> 2) & 3) == 2 ? " shared" : "");
+          << ((op.variant & 1) ? " co_await" : " sync_wait")
+          << ((op.variant & 2) ? " with stop token" : "")
+          << (((op.variant >> 2) & 3) == 1   ? " frozen"
+              : ((op.variant >> 2) & 3) == 2 ? " shared"
+                                             : "");
       if (op.cancel == -1) out << " stopped before start";
       else if (op.cancel == -2) out << " deadline passed";
       else if (op.cancel > 0) out << " stopped in hook " << op.cancel;
       break;
-    case Op::Release: out << "release parked~" << op.value; break;
-    case Op::Cancel: out << "stop parked~" << op.value; break;
+    case Op::Release:
+      out << "release parked~" << op.value;
+      break;
+    case Op::Cancel:
+      out << "stop parked~" << op.value;
+      break;
   }
   return out.str();
 }
@@ -126,25 +167,6 @@ struct Config {
 
 inline Op random_add(Random& r, const Config& config, bool may_mutate);
 
-// Known library bugs (pinned by tests/model/regressions.cpp) that generated sequences step
-// around, so that the randomized test and the fuzzer keep finding new ones; the environment
-// variable HOOKSET_MODEL_KNOWN_BUGS=1 generates them anyway.
-inline bool generate_known_bugs() {
-  static const bool on = [] {
-    const char* text = std::getenv("HOOKSET_MODEL_KNOWN_BUGS");
-    return text && *text == '1';
-  }();
-  return on;
-}
-inline void sidestep_known_bugs(Op& op) {
-  if (generate_known_bugs() || op.kind != Op::Add) return;
-  // A synchronous hook of a slot with a result, FailClosed, whose time limit expires: the
-  // dispatch fails with HookFailed(HookFailed(DispatchTimeout)) instead of
-  // HookFailed(DispatchTimeout) (regressions.cpp).
-  const bool has_result = !slot_kinds[static_cast<std::size_t>(op.slot) % slot_kinds.size()].has(kVoid);
-  if (op.policy == 3 && op.limit == 1 && !op.async && has_result) op.limit = 2;
-}
-
 // What an operation may carry, whatever produced it (the generator, the fuzzer's decoder).
 inline void normalise(Op& op) {
   if (op.kind != Op::Add) return;
@@ -155,19 +177,14 @@ inline void normalise(Op& op) {
   // Nor may it dispatch: reaching itself would be a re-entry (ReentrancyError, or a wait for its
   // turn when started from a coroutine of another type), which the model does not follow either.
   if (op.own == 3 && op.nested &&
-      std::any_of(op.nested->begin(), op.nested->end(), [](const Op& sub) { return sub.kind == Op::Call; })) {
+      std::any_of(op.nested->begin(), op.nested->end(),
+                  [](const Op& sub) { return sub.kind == Op::Call; })) {
     std::vector<Op> kept;
     for (const Op& sub : *op.nested)
       if (sub.kind != Op::Call) kept.push_back(sub);
     op.nested = std::make_shared<const std::vector<Op>>(std::move(kept));
   }
-  // Known library bug, at compile time (so not even HOOKSET_MODEL_KNOWN_BUGS generates it): a
-  // Stateful hook does not compile for a Pipeline slot, alone or in an add_hooks object
-  // (Stateful::call_for returns Task<S::result_type>, not the decision; regressions.cpp).
-  if (op.own == 3 && (op.multi || slot_kinds[static_cast<std::size_t>(op.slot) % slot_kinds.size()].mode == Mode::Pipeline))
-    op.own = 2;
   if (op.multi) op.policy = op.limit = 0;  // add_hooks: one name and policy for every adapter
-  sidestep_known_bugs(op);
 }
 
 inline OpList random_fresh_set(Random& r, const Config& config) {

@@ -4,8 +4,9 @@
 // `with`), remove (ids of live, removed, foreign and null registrations), configure, copy, extend
 // (from a set in the pool, itself, or a freshly built one), drop a set, call - run against a pool
 // of up to three HookSets over slots of every mode and companion combination, and step by step
-// against a small reference model written plainly from the dispatch table (docs/semantics.md): per slot a list of
-// {token, priority, behaviour} in arrival order, stable-sorted by priority when dispatched.
+// against a small reference model written plainly from the dispatch table (docs/semantics.md): per
+// slot a list of {token, priority, behaviour} in arrival order, stable-sorted by priority when
+// dispatched.
 //
 // Every hook is data (`Behaviour`: a number k, whether it throws, whether it suspends, and which
 // operations it performs on the pool each time it runs), so the model predicts each dispatch in
@@ -13,7 +14,8 @@
 // hooks_run the observer reports, and the warnings. Five variants:
 //   - plain: no mutation during dispatch;
 //   - reentrant: running (sync or coroutine) hooks add, remove, configure, copy, extend and drop
-//     sets, the dispatched one included; the dispatch keeps its snapshot, later ones see the change;
+//     sets, the dispatched one included; the dispatch keeps its snapshot, later ones see the
+//     change;
 //   - suspended: coroutine hooks park on an event; operations (and more dispatches) run while
 //     dispatches are suspended, which are then released in random order;
 //   - services: as suspended, plus failure policies (Propagate, FailOpen, FailClosed), per-hook
@@ -22,9 +24,9 @@
 //   - forms: as services, plus borrowed (std::ref), shared (std::shared_ptr) and Stateful hooks
 //     (those never park, so their lock is never contended), one object
 //     registered for every slot (add_hooks / with_hooks, the nested set's slots included), and
-//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch started,
-//     and dispatches made by running hooks (nested up to 3 deep, at most 32 per operation; sync_wait inside the hook unless
-//     the nested dispatch parks, then started and left parked).
+//     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch
+//     started, and dispatches made by running hooks (nested up to 3 deep, at most 32 per operation;
+//     sync_wait inside the hook unless the nested dispatch parks, then started and left parked).
 // Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
@@ -96,34 +98,45 @@ void run_variant(const Variant& variant) {
       const std::size_t original_index = failure->index;
       const std::vector<Op> shrunk = shrink(ops, config, sequence_seed, *failure);
       std::ostringstream report;
-      report << "[model/" << variant.name << "] mismatch with HOOKSET_SEED=" << seed << " HOOKSET_MODEL_SEQUENCE=" << n
-             << (config.observe ? " (observed)" : "") << " at operation " << original_index << " of " << ops.size()
-             << "\nshrunk to " << shrunk.size() << " operations, failing with: " << failure->message
-             << "\n  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live hooks)\n"
+      report << "[model/" << variant.name << "] mismatch with HOOKSET_SEED=" << seed
+             << " HOOKSET_MODEL_SEQUENCE=" << n << (config.observe ? " (observed)" : "")
+             << " at operation " << original_index << " of " << ops.size() << "\nshrunk to "
+             << shrunk.size() << " operations, failing with: " << failure->message
+             << "\n  (set~n: pool pick n modulo the pool size; hook~n: pick among the set's live "
+                "hooks)\n"
              << describe(shrunk, "    ");
       FAIL(report.str());
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[model/%s] %zu operations checked (+ %zu performed by running hooks), %zu dispatches "
-              "(%.1f hooks each on average, %zu threw), up to %zu parked at once, %zu sets destroyed "
-              "during their own dispatch, %.2f s\n",
-              variant.name, totals.operations, totals.hook_operations, totals.dispatches,
-              totals.dispatches ? static_cast<double>(totals.hooks_run) / static_cast<double>(totals.dispatches) : 0.0,
-              totals.failed, totals.max_parked, totals.destroyed_in_flight, seconds);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "[model/%s] %zu operations checked (+ %zu performed by running hooks), %zu dispatches "
+      "(%.1f hooks each on average, %zu threw), up to %zu parked at once, %zu sets destroyed "
+      "during their own dispatch, %.2f s\n",
+      variant.name, totals.operations, totals.hook_operations, totals.dispatches,
+      totals.dispatches
+          ? static_cast<double>(totals.hooks_run) / static_cast<double>(totals.dispatches)
+          : 0.0,
+      totals.failed, totals.max_parked, totals.destroyed_in_flight, seconds);
   const Features& f = totals.features;
   if (variant.config.services || variant.config.forms)
-    std::printf("[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook failures "
-                "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, %zu Stateful, %zu add_hooks; "
-                "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
-                variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines, f.borrowed, f.shared,
-                f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
+    std::printf(
+        "[model/%s] %zu dispatches stopped (%zu while parked), %zu past their deadline, %zu hook "
+        "failures "
+        "skipped (fail-open), %zu pipeline dispatches; registrations: %zu borrowed, %zu shared, "
+        "%zu Stateful, %zu add_hooks; "
+        "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
+        variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines,
+        f.borrowed, f.shared, f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
-  std::printf("[model] %zu operations checked against the model so far in this run\n", operations_checked);
+  std::printf("[model] %zu operations checked against the model so far in this run\n",
+              operations_checked);
   std::fflush(stdout);
   if (only == ~0ULL) {  // each variant really does what it is there for
-    REQUIRE(totals.operations >= static_cast<std::size_t>(sequences) * static_cast<std::size_t>(variant.length));
+    REQUIRE(totals.operations >=
+            static_cast<std::size_t>(sequences) * static_cast<std::size_t>(variant.length));
     REQUIRE(totals.dispatches > totals.operations / 4);
     if (variant.config.reentrant) REQUIRE(totals.hook_operations > 0);
     if (variant.config.reentrant) REQUIRE(totals.destroyed_in_flight > 0);
@@ -133,7 +146,9 @@ void run_variant(const Variant& variant) {
       REQUIRE(f.deadline > 0);
       REQUIRE(f.failed_open > 0);
     }
-    if (variant.config.forms) REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 && f.frozen_calls > 0 && f.shared_calls > 0));
+    if (variant.config.forms)
+      REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 &&
+               f.frozen_calls > 0 && f.shared_calls > 0));
     if (variant.config.nested) REQUIRE(f.nested > 0);
   }
 }
@@ -158,7 +173,9 @@ TEST_CASE("failure policies, time limits, stop tokens and deadlines match the mo
   run_variant({"services", config, 200, 400});
 }
 
-TEST_CASE("borrowed and shared hooks, add_hooks, frozen and shared sets, with everything else, match the model") {
+TEST_CASE(
+    "borrowed and shared hooks, add_hooks, frozen and shared sets, with everything else, match the "
+    "model") {
   Config config{true, true, false};
   config.services = true;
   config.forms = true;

@@ -1,8 +1,8 @@
 // The reference model of the model-based tests (tests/model/randomized.cpp), written plainly
-// from docs/semantics.md: a slot is a list of hooks in arrival order, dispatched in a stable sort by
-// priority; Predictor walks the dispatch table (docs/semantics.md) over such a snapshot and says what a dispatch
-// does - its result, every call in order with its input, the hooks it runs, where hooks perform
-// operations on the pool or park.
+// from docs/semantics.md: a slot is a list of hooks in arrival order, dispatched in a stable sort
+// by priority; Predictor walks the dispatch table (docs/semantics.md) over such a snapshot and says
+// what a dispatch does - its result, every call in order with its input, the hooks it runs, where
+// hooks perform operations on the pool or park.
 #pragma once
 
 #include <algorithm>
@@ -28,13 +28,13 @@ struct Behaviour {
 };
 
 struct ModelHook {
-  int token;           // the registration's number; copies and extends carry it
+  int token;  // the registration's number; copies and extends carry it
   int priority;
-  bool async;          // a coroutine hook (same behaviour, reached through a Task)
+  bool async;  // a coroutine hook (same behaviour, reached through a Task)
   Behaviour behaviour;
-  OpList mutations;    // operations it performs on the pool each time it runs (may be null)
-  int policy = 0;      // Op::policy: 0 none given (Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
-  int limit = 0;       // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
+  OpList mutations;  // operations it performs on the pool each time it runs (may be null)
+  int policy = 0;    // Op::policy: 0 none given (Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
+  int limit = 0;     // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
 };
 
 // The name a registration with options gets (failures name it); the model's spelling of the
@@ -86,8 +86,8 @@ class Predictor {
  public:
   // `stop_at`: the dispatch is stopped when its stop_at-th hook begins (0: before it starts);
   // `deadline_passed`: its deadline is already over when it starts.
-  Predictor(SlotKind kind, const ModelSlotState& state, Call call, std::optional<int> stop_at = std::nullopt,
-            bool deadline_passed = false)
+  Predictor(SlotKind kind, const ModelSlotState& state, Call call,
+            std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
         hooks_(dispatch_order(state.hooks)),
         limit_(state.chain.value_or(default_limit)),
@@ -127,14 +127,16 @@ class Predictor {
     // Stopped while this hook ran: the dispatch ends cancelled, whatever the hook did.
     if (stop_at_ && begun >= *stop_at_) throw ModelThrow{"cancelled"};
     std::optional<std::string> failure;
-    if (hook.limit == 1) failure = "timeout[" + hook_name(hook.token) + "]";  // the limit wins over a throw
+    if (hook.limit == 1)
+      failure = "timeout[" + hook_name(hook.token) + "]";  // the limit wins over a throw
     else if (hook.behaviour.throws) failure = hook_throws(hook.token);
     if (failure) {
       if (hook.policy == 2) {
         p_.steps.push_back({Step::Warn, hook.token, nullptr, begun});
         return std::nullopt;
       }
-      if (hook.policy == 3) throw ModelThrow{"failclosed[" + hook_name(hook.token) + "]:" + *failure};
+      if (hook.policy == 3)
+        throw ModelThrow{"failclosed[" + hook_name(hook.token) + "]:" + *failure};
       throw ModelThrow{*failure};
     }
     if (kind_.mode == Mode::Pipeline) return hook.behaviour.k;
@@ -220,7 +222,8 @@ class Predictor {
       if (chain && breaks(outputs.back())) return aggregate(outputs);
     } else if (none) {
       const int v = run_default();
-      return kind_.has(kOutput) ? aggregate({v}) : std::to_string(v);  // returned directly without Output
+      return kind_.has(kOutput) ? aggregate({v})
+                                : std::to_string(v);  // returned directly without Output
     }
     for (const ModelHook& h : hooks_) {
       const std::optional<int> v = run_hook(h);
@@ -239,13 +242,18 @@ class Predictor {
   // decision ends the dispatch; when all pass, the default runs on the final input. A hook that
   // failed open passes the input on.
   std::string pipeline() {
-    const auto result = [&](std::string decision) { return decision + " input=" + std::to_string(input_); };
+    const auto result = [&](std::string decision) {
+      return decision + " input=" + std::to_string(input_);
+    };
     for (const ModelHook& h : hooks_) {
       const std::optional<int> k = run_hook(h);
       if (!k) continue;
       switch (pipeline_decision(*k)) {
-        case Decides::Pass: break;
-        case Decides::Rewrite: input_ += *k; break;
+        case Decides::Pass:
+          break;
+        case Decides::Rewrite:
+          input_ += *k;
+          break;
         case Decides::Complete:
           p_.decided_by = h.token;
           return result("complete:" + std::to_string(2 * input_ + *k));

@@ -1,7 +1,7 @@
 // Library bugs found by the model-based tests and the fuzzer (tests/model, tests/fuzz), each as
-// the smallest dispatch that shows it. A known, unfixed bug is tagged [!shouldfail]: the test
-// passes while the bug is there and fails once it is fixed (then drop the tag, and drop the
-// sidestep in tests/model/operations.hpp, sidestep_known_bugs()).
+// the smallest program that showed it, kept as regression tests once fixed. (While a bug is
+// open, its test is tagged [!shouldfail] - it passes while the bug is there - or hidden with
+// [.][known-bug] when only a sanitizer sees it, and generated sequences step around it.)
 #include "hookset_catch.hpp"
 
 #include <chrono>
@@ -28,18 +28,21 @@ struct HookEnds : hookset::Observer {
 
 }  // namespace
 
-// Found by the model test (variant "services"): a synchronous hook of a slot with a result whose
-// own time limit expires is concluded twice (engine.hpp, dispatch::run_hook: the conclude_hook
-// call inside the try throws, its catch concludes the hook again with that exception as the
-// hook's error). docs/semantics.md, section 14: FailClosed fails with HookFailed whose cause is
-// the DispatchTimeout, and the hook has one end event.
-TEST_CASE("a fail-closed synchronous hook whose time limit expires fails with HookFailed(DispatchTimeout)",
-          "[!shouldfail]") {
+// Found by the model test (variant "services"), fixed: a synchronous hook of a slot with a result
+// whose own time limit expired was concluded twice (engine.hpp, dispatch::run_hook: the
+// conclude_hook call was inside the try, and its catch concluded the hook again with that
+// exception as the hook's error). docs/semantics.md, section 14: FailClosed fails with HookFailed
+// whose cause is the DispatchTimeout, and the hook has one end event.
+TEST_CASE(
+    "a fail-closed synchronous hook whose time limit expires fails with "
+    "HookFailed(DispatchTimeout)",
+    "[regression]") {
   HookEnds ends;
   hookset::ScopedObserver scope(&ends);
   hookset::HookSet<Gate> set;
-  set.add<Gate>([](int x, std::optional<int>) { return x + 1; },
-                {.name = "slow", .timeout = std::chrono::nanoseconds(1), .on_failure = hookset::FailClosed});
+  set.add<Gate>(
+      [](int x, std::optional<int>) { return x + 1; },
+      {.name = "slow", .timeout = std::chrono::nanoseconds(1), .on_failure = hookset::FailClosed});
   std::exception_ptr cause;
   try {
     hookset::sync_wait(set.call<Gate>(1));
@@ -48,13 +51,15 @@ TEST_CASE("a fail-closed synchronous hook whose time limit expires fails with Ho
   }
   REQUIRE(cause);
   CHECK_THROWS_AS(std::rethrow_exception(cause), hookset::DispatchTimeout);  // is a HookFailed
-  CHECK(ends.outcomes == std::vector<hookset::HookOutcome>{hookset::HookOutcome::timed_out});  // timed_out, failed
+  CHECK(ends.outcomes ==
+        std::vector<hookset::HookOutcome>{hookset::HookOutcome::timed_out});  // timed_out, failed
 }
 
 // The same double conclusion, seen by observers only: a synchronous hook during which the
 // dispatch is stopped ends the dispatch with DispatchCancelled (right), but its end event is
 // reported twice.
-TEST_CASE("a synchronous hook during which the dispatch is stopped has one end event", "[!shouldfail]") {
+TEST_CASE("a synchronous hook during which the dispatch is stopped has one end event",
+          "[regression]") {
   HookEnds ends;
   hookset::ScopedObserver scope(&ends);
   std::stop_source stop;
@@ -63,21 +68,22 @@ TEST_CASE("a synchronous hook during which the dispatch is stopped has one end e
     stop.request_stop();
     return x + 1;
   });
-  CHECK_THROWS_AS(hookset::sync_wait(set.call<Gate>(1).with_stop_token(stop.get_token())), hookset::DispatchCancelled);
-  CHECK(ends.outcomes == std::vector<hookset::HookOutcome>{hookset::HookOutcome::cancelled});  // cancelled twice
+  CHECK_THROWS_AS(hookset::sync_wait(set.call<Gate>(1).with_stop_token(stop.get_token())),
+                  hookset::DispatchCancelled);
+  CHECK(ends.outcomes ==
+        std::vector<hookset::HookOutcome>{hookset::HookOutcome::cancelled});  // cancelled twice
 }
 
-// Found by the model test under ASan (gcc-asan), variant "forms" with dispatches made by hooks:
-// a dispatch that a hook starts without awaiting it (here with test_support::detach, a coroutine
-// type of the test's own) takes the hook's await context - a pointer into the starting
+// Found by the model test under ASan (gcc-asan), variant "forms" with dispatches made by hooks,
+// fixed (a dispatch awaited by a coroutine of another type now drops that parent link when it
+// suspends): a dispatch that a hook starts without awaiting it (here with test_support::detach, a
+// coroutine type of the test's own) takes the hook's await context - a pointer into the starting
 // dispatch's dispatch_context - as its parent (dispatch_context::begin, `link_ = await_context{
 // awaiting, ...}`), and keeps it after the starting dispatch completed and freed that context.
 // When it later dispatches again, the new dispatch's begin() walks the chain (nearest_executor)
 // into freed memory: AddressSanitizer reports a heap-use-after-free in dispatch_context::begin.
 // docs/semantics.md, section 8: "a coroutine type of your own starts a new chain". Without a
-// sanitizer this reads freed memory silently, so the test is hidden ([.]): run it in the
-// gcc-asan tree with `test_model_regressions "[known-bug]"`. Generated sequences step around it
-// (Executor::nested_call_parks in tests/model/executor.hpp).
+// sanitizer it read freed memory silently: the gcc-asan tree is where this test can fail.
 namespace {
 struct Start : hookset::Slot<int(int), hookset::Always> {
   static int default_impl(int x) { return x; }
@@ -90,7 +96,8 @@ struct Later : hookset::Slot<int(int), hookset::Always> {
 };
 }  // namespace
 
-TEST_CASE("a dispatch a hook leaves parked does not keep the starting dispatch's context", "[.][known-bug]") {
+TEST_CASE("a dispatch a hook leaves parked does not keep the starting dispatch's context",
+          "[regression]") {
   using Set = hookset::HookSet<Start, Background, Later>;
   Set set;
   test_support::ManualEvent gate;
@@ -116,14 +123,10 @@ TEST_CASE("a dispatch a hook leaves parked does not keep the starting dispatch's
   CHECK(background.value == 1);
 }
 
-// Found while adding Stateful hooks to the model test: a Stateful hook does not compile for a
-// Pipeline slot (nor a Stateful add_hooks object for a set with one). Stateful::call_for<S>
-// (stateful.hpp) returns Task<typename S::result_type> - the slot's output R - where a pipeline
-// hook returns decision_t<S>; GCC 12: "could not convert ... from 'Task<int>' to
-// 'Task<hookset::Decision<int, int> >'" in detail/hook_call.hpp. docs/semantics.md (sections 8
-// and 17) puts no such restriction. Compiled only with -DHOOKSET_KNOWN_COMPILE_BUGS until fixed
-// (then drop the #if, and the demotion of Stateful in tests/model/operations.hpp, normalise()).
-#if defined(HOOKSET_KNOWN_COMPILE_BUGS)
+// Found while adding Stateful hooks to the model test, fixed: a Stateful hook did not compile
+// for a Pipeline slot (nor a Stateful add_hooks object for a set with one): Stateful::call_for<S>
+// returned Task<typename S::result_type> - the slot's output - where a pipeline hook returns
+// decision_t<S>.
 namespace {
 struct Route : hookset::Slot<int(int), hookset::Pipeline> {
   static int default_impl(int x) { return x; }
@@ -145,4 +148,3 @@ TEST_CASE("a Stateful hook of a pipeline slot takes its turn and decides") {
   CHECK(hookset::sync_wait(set.call<Route>(-1)).rejected());
   CHECK(hookset::sync_wait(gate.with_lock([](CountingGate& g) { return g.seen; })) == 2);
 }
-#endif
