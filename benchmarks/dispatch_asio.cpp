@@ -11,6 +11,7 @@
 // Each benchmark runs its whole timed loop inside one co_spawned coroutine on one io_context
 // (io_context startup and co_spawn are paid once per run, not per dispatch).
 #include "support/alloc_counter.hpp"
+#include "support/asio_run.hpp"
 #include "support/common.hpp"
 
 #include <exception>
@@ -69,18 +70,7 @@ template <way Way>
 void asio_await(benchmark::State& state, std::int64_t n) {
   AsioSet set;
   for (std::int64_t i = 0; i < n; ++i) set.add<AsioFold>(fold_hook);
-  net::io_context io(1);  // one thread runs it: Asio may skip its locking
-  std::exception_ptr error;
-  net::co_spawn(io, timed_loop<Way>(state, set, expected_fold(n)),
-                [&error](std::exception_ptr e) { error = e; });
-  io.run();
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-    }
-  }
+  run_on_io_context(state, timed_loop<Way>(state, set, expected_fold(n)));
 }
 
 const bool registered = [] {

@@ -8,6 +8,7 @@
 // Every dispatch must aggregate all 8 answers.
 
 #include "support/alloc_counter.hpp"
+#include "support/asio_run.hpp"
 #include "support/common.hpp"
 
 #include <chrono>
@@ -71,17 +72,7 @@ template <class S>
 void concurrent_timers(benchmark::State& state) {
   hookset::HookSet<S> set;
   for (std::int64_t i = 0; i < timer_hooks; ++i) set.template add<S>(timer_hook);
-  net::io_context io(1);
-  std::exception_ptr error;
-  net::co_spawn(io, timed_loop(state, set), [&error](std::exception_ptr e) { error = e; });
-  io.run();
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-    }
-  }
+  run_on_io_context(state, timed_loop(state, set));
 }
 
 const bool registered = [] {
