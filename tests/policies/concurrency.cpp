@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -235,8 +236,15 @@ TEST_CASE("eight concurrent hooks each waiting 10 ms take about 10 ms - not 80")
         sleep_for& self;
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> waiting) {
+          // The timer may fire (and the resumed hook destroy this object) before start_timer
+          // has returned: the callback waits until the handle is stored.
+          auto stored = std::make_shared<std::mutex>();
+          std::lock_guard storing(*stored);
           self.timer_ = hookset::default_executor().start_timer(
-              std::chrono::steady_clock::now() + self.delay_, [waiting] { waiting.resume(); });
+              std::chrono::steady_clock::now() + self.delay_, [stored, waiting] {
+                { std::lock_guard wait_for_store(*stored); }
+                waiting.resume();
+              });
         }
         void await_resume() const noexcept {}
       };
