@@ -2,6 +2,7 @@
 // The typed errors a dispatch or a registration ends with. Each names the slot it concerns.
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -9,6 +10,29 @@
 #include <hookset/hook_id.hpp>
 
 namespace hookset {
+
+namespace detail {
+
+// How messages name a registration: 'its name', else #its id.
+inline std::string hook_label(HookId hook, const std::string& name) {
+  return name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
+}
+
+// What a failure says: its what(), or nothing for an exception not derived from std::exception
+// (or no exception).
+inline std::optional<std::string> exception_what(const std::exception_ptr& error) {
+  if (!error) return std::nullopt;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+inline constexpr const char* not_a_std_exception = "an exception not derived from std::exception";
+
+}  // namespace detail
 
 // Base of the errors a dispatch itself raises (not the hooks' own exceptions, which propagate
 // as they are unless a failure policy says otherwise).
@@ -47,7 +71,7 @@ class DispatchTimeout : public DispatchError {
     std::string text = hook_limit ? "the time limit of hook " : "deadline expired";
     if (hook_limit || hook) {
       if (!hook_limit) text += " while hook ";
-      text += name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
+      text += detail::hook_label(hook, name);
       text += hook_limit ? " expired" : " ran";
     }
     return text;
@@ -70,16 +94,8 @@ class HookFailed : public DispatchError {
  private:
   static std::string describe(HookId hook, const std::string& name,
                               const std::exception_ptr& error) {
-    std::string text = "hook ";
-    text += name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
-    text += " failed (fail-closed)";
-    try {
-      if (error) std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      text += std::string(": ") + e.what();
-    } catch (...) {
-      text += ": an exception not derived from std::exception";
-    }
+    std::string text = "hook " + detail::hook_label(hook, name) + " failed (fail-closed)";
+    if (error) text += ": " + detail::exception_what(error).value_or(detail::not_a_std_exception);
     return text;
   }
 };

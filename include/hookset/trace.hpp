@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include <hookset/errors.hpp>
 #include <hookset/observer.hpp>
 
 namespace hookset {
@@ -120,13 +121,7 @@ class TraceWriter : public Observer {
     return "d" + std::to_string(event.dispatch_id) + "." + std::to_string(event.position);
   }
   static std::string describe(const std::exception_ptr& error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      return e.what();
-    } catch (...) {
-      return "an exception not derived from std::exception";
-    }
+    return detail::exception_what(error).value_or(detail::not_a_std_exception);
   }
   static void quoted(std::ostream& out, std::string_view text) {
     out << '"';

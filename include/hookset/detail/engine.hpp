@@ -880,16 +880,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // how fail-open goes wrong.
   void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
     try {
-      std::string message = "hook ";
-      message += hook.record->name.empty() ? "#" + std::to_string(hook.id().value())
-                                           : "'" + hook.record->name + "'";
-      message += " failed and was skipped (fail-open)";
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        message += std::string(": ") + e.what();
-      } catch (...) {
-      }
+      std::string message = "hook " + hook_label(hook.id(), hook.record->name) +
+                            " failed and was skipped (fail-open)";
+      if (auto what = exception_what(error)) message += ": " + *what;
       warn(slot_->name, message, set_observer_);
     } catch (...) {
     }
