@@ -1,0 +1,298 @@
+// The instruction-count benchmark's program: runs K dispatches of one scenario and exits.
+//
+//   dispatch_instructions <scenario> <implementation> <N> <K>
+//
+// benchmarks/instructions.py runs it under callgrind with K and with 0 and reports
+// (instructions(K) - instructions(0)) / K: the instructions of one dispatch, deterministic, the
+// set-up, the warm-up and the process's start and exit cancelled out. Scenarios, hook bodies and
+// slots are the Google Benchmark programs' (support/common.hpp), so both tables measure the same
+// code. `list` prints every <scenario> <implementation> pair with its hook counts.
+#include "../support/common.hpp"
+#include "../support/mini_task.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <hookset/hookset.hpp>
+#if HOOKSET_BENCH_HAVE_ASIO
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <hookset/asio.hpp>
+#endif
+
+namespace hookset_bench {
+namespace {
+
+using counts = std::vector<std::int64_t>;
+const counts all_counts{0, 1, 8, 64};
+
+// Every dispatch's result goes through here: the compiler cannot drop the work.
+int sink = 0;
+void keep(int value) { benchmark::DoNotOptimize(sink += value); }
+void keep(const std::optional<int>& value) { keep(value ? *value : -1); }
+
+// Runs `dispatch(s)` k times after one warm-up call (which fills hookset's frame pools and any
+// lazily initialised state, in the k = 0 run too).
+template <class Dispatch>
+void repeat(std::int64_t k, Dispatch dispatch) {
+  keep(dispatch(opaque_input()));
+  for (std::int64_t i = 0; i < k; ++i) keep(dispatch(opaque_input()));
+}
+
+template <class S, class Hook>
+hookset::HookSet<S> set_of(std::int64_t n, Hook hook) {
+  hookset::HookSet<S> set;
+  for (std::int64_t i = 0; i < n; ++i) set.template add<S>(hook);
+  return set;
+}
+
+template <class S, class Hook>
+void hookset_sync(std::int64_t n, std::int64_t k, Hook hook) {
+  const auto set = set_of<S>(n, hook);
+  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
+}
+
+// ---- synchronous scenarios: hookset and the loop one writes by hand ---------------------------
+
+void direct(std::int64_t, std::int64_t k) {
+  repeat(k, [](std::string_view s) { return AlwaysFold::default_impl(s); });
+}
+
+void fold_stdfunction(std::int64_t n, std::int64_t k) {
+  const std::vector<std::function<int(std::string_view, int)>> hooks(
+      static_cast<std::size_t>(n), int_fold_hook);
+  repeat(k, [&](std::string_view s) {
+    int last = AlwaysFold::default_impl(s);
+    for (const auto& hook : hooks) last = hook(s, last);
+    return last;
+  });
+}
+
+void fallback_stdfunction(std::int64_t n, std::int64_t k) {
+  const std::vector<std::function<int(std::string_view, const std::optional<int>&)>> hooks(
+      static_cast<std::size_t>(n), opt_fold_hook);
+  repeat(k, [&](std::string_view s) {
+    if (hooks.empty()) return FallbackFold::default_impl(s);
+    std::optional<int> last;
+    for (const auto& hook : hooks) last = hook(s, last);
+    return *last;
+  });
+}
+
+void chain_handwritten(std::int64_t n, std::int64_t k) {
+  const std::vector<std::function<std::optional<int>(std::string_view)>> hooks(
+      static_cast<std::size_t>(n), chain_hook);
+  repeat(k, [&](std::string_view s) {
+    std::optional<int> last = ChainSlot::default_impl(s);
+    if (!last.has_value()) return last;
+    for (const auto& hook : hooks) {
+      last = hook(s);
+      if (!last.has_value()) break;
+    }
+    return last;
+  });
+}
+
+void aggregate_stdfunction(std::int64_t n, std::int64_t k) {
+  const std::vector<std::function<int(std::string_view)>> hooks(static_cast<std::size_t>(n),
+                                                                value_hook);
+  repeat(k, [&](std::string_view s) {
+    std::vector<int> outputs;
+    outputs.reserve(hooks.size() + 1);
+    outputs.push_back(AggregateSlot::default_impl(s));
+    for (const auto& hook : hooks) outputs.push_back(hook(s));
+    return Sum{}(std::move(outputs));
+  });
+}
+
+void singleton_stdfunction(std::int64_t n, std::int64_t k) {
+  std::function<int(std::string_view)> hook;
+  if (n > 0) hook = value_hook;
+  repeat(k, [&](std::string_view s) { return hook ? hook(s) : SingletonSlot::default_impl(s); });
+}
+
+// ---- coroutine hooks: K dispatches co_awaited inside one coroutine ----------------------------
+
+hookset::Task<void> coro_loop(const hookset::HookSet<CoroFold>& set, std::int64_t k) {
+  keep(co_await set.call<CoroFold>(opaque_input()));
+  for (std::int64_t i = 0; i < k; ++i) keep(co_await set.call<CoroFold>(opaque_input()));
+}
+
+void coro_hookset(std::int64_t n, std::int64_t k) {
+  const auto set = set_of<CoroFold>(n, task_fold_hook);
+  hookset::sync_wait(coro_loop(set, k));
+}
+
+inline constexpr auto mini_fold_hook = [](std::string_view s, int last) -> mini_task<int> {
+  co_return last + static_cast<int>(s.size());
+};
+using mini_fold_fn = std::function<mini_task<int>(std::string_view, int)>;
+
+mini_task<int> handcoro_dispatch(const std::vector<mini_fold_fn>& hooks, std::string_view s) {
+  int last = CoroFold::default_impl(s);
+  for (const auto& hook : hooks) last = co_await hook(s, last);
+  co_return last;
+}
+
+mini_task<void> handcoro_loop(const std::vector<mini_fold_fn>& hooks, std::int64_t k) {
+  keep(co_await handcoro_dispatch(hooks, opaque_input()));
+  for (std::int64_t i = 0; i < k; ++i) keep(co_await handcoro_dispatch(hooks, opaque_input()));
+}
+
+// The hand-written loop inlined into the timed coroutine (no dispatch coroutine of its own):
+// the floor of a coroutine loop.
+mini_task<void> handcoro_inline_loop(const std::vector<mini_fold_fn>& hooks, std::int64_t k) {
+  for (std::int64_t i = 0; i <= k; ++i) {
+    const std::string_view s = opaque_input();
+    int last = CoroFold::default_impl(s);
+    for (const auto& hook : hooks) last = co_await hook(s, last);
+    keep(last);
+  }
+}
+
+void coro_handcoro(std::int64_t n, std::int64_t k) {
+  const std::vector<mini_fold_fn> hooks(static_cast<std::size_t>(n), mini_fold_hook);
+  handcoro_loop(hooks, k).run_synchronously();
+}
+
+void coro_handcoro_inline(std::int64_t n, std::int64_t k) {
+  const std::vector<mini_fold_fn> hooks(static_cast<std::size_t>(n), mini_fold_hook);
+  handcoro_inline_loop(hooks, k).run_synchronously();
+}
+
+// ---- observed dispatch ------------------------------------------------------------------------
+
+struct CountingObserver : hookset::Observer {
+  bool hook_events = false;
+  std::uint64_t events = 0;
+  void on_dispatch_begin(std::string_view, std::uint64_t) override { ++events; }
+  void on_dispatch_end(std::string_view, std::uint64_t, std::size_t,
+                       std::exception_ptr) override {
+    ++events;
+  }
+  bool wants_hook_events() const noexcept override { return hook_events; }
+  void on_hook_begin(const hookset::HookEvent&) override { ++events; }
+  void on_hook_end(const hookset::HookEvent&) override { ++events; }
+};
+
+enum class watching { none, dispatches, hooks };
+
+void observed(std::int64_t n, std::int64_t k, watching what) {
+  CountingObserver observer;
+  observer.hook_events = what == watching::hooks;
+  auto set = set_of<AlwaysFold>(n, fold_hook);
+  if (what != watching::none) set.set_observer(&observer);
+  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
+  keep(static_cast<int>(observer.events));
+}
+
+// ---- a dispatch awaited inside an asio::awaitable ---------------------------------------------
+
+#if HOOKSET_BENCH_HAVE_ASIO
+namespace net = boost::asio;
+
+enum class asio_way { await_dispatch, async_call, sync_then_post };
+
+template <asio_way Way>
+net::awaitable<void> asio_loop(const hookset::HookSet<AlwaysFold>& set, std::int64_t k) {
+  for (std::int64_t i = 0; i <= k; ++i) {
+    const std::string_view s = opaque_input();
+    if constexpr (Way == asio_way::await_dispatch) {
+      keep(co_await set.call<AlwaysFold>(s));
+    } else if constexpr (Way == asio_way::async_call) {
+      keep(co_await hookset::asio::async_call(set.call<AlwaysFold>(s), net::use_awaitable));
+    } else {
+      keep(hookset::sync_wait(set.call<AlwaysFold>(s)));
+      co_await net::post(net::use_awaitable);
+    }
+  }
+}
+
+template <asio_way Way>
+void asio_await(std::int64_t n, std::int64_t k) {
+  const auto set = set_of<AlwaysFold>(n, fold_hook);
+  net::io_context io(1);
+  net::co_spawn(io, asio_loop<Way>(set, k), net::detached);
+  io.run();
+}
+#endif
+
+// ---- the table of scenarios -------------------------------------------------------------------
+
+struct scenario {
+  const char* name;
+  const char* implementation;
+  counts hook_counts;
+  void (*run)(std::int64_t n, std::int64_t k);
+};
+
+const scenario scenarios[] = {
+    {"fold", "direct", {0}, direct},
+    {"fold", "hookset", all_counts,
+     [](std::int64_t n, std::int64_t k) { hookset_sync<AlwaysFold>(n, k, fold_hook); }},
+    {"fold", "stdfunction", all_counts, fold_stdfunction},
+    {"fallback", "hookset", all_counts,
+     [](std::int64_t n, std::int64_t k) { hookset_sync<FallbackFold>(n, k, fold_hook); }},
+    {"fallback", "stdfunction", all_counts, fallback_stdfunction},
+    {"chain", "hookset", all_counts,
+     [](std::int64_t n, std::int64_t k) { hookset_sync<ChainSlot>(n, k, chain_hook); }},
+    {"chain", "handwritten", all_counts, chain_handwritten},
+    {"aggregate", "hookset", all_counts,
+     [](std::int64_t n, std::int64_t k) { hookset_sync<AggregateSlot>(n, k, value_hook); }},
+    {"aggregate", "stdfunction", all_counts, aggregate_stdfunction},
+    {"singleton", "hookset", {0, 1},
+     [](std::int64_t n, std::int64_t k) { hookset_sync<SingletonSlot>(n, k, value_hook); }},
+    {"singleton", "stdfunction", {0, 1}, singleton_stdfunction},
+    {"coro", "hookset", all_counts, coro_hookset},
+    {"coro", "handcoro", all_counts, coro_handcoro},
+    {"coro", "handcoro_inline", all_counts, coro_handcoro_inline},
+    {"observed", "none", {8},
+     [](std::int64_t n, std::int64_t k) { observed(n, k, watching::none); }},
+    {"observed", "dispatch_events", {8},
+     [](std::int64_t n, std::int64_t k) { observed(n, k, watching::dispatches); }},
+    {"observed", "hook_events", {8},
+     [](std::int64_t n, std::int64_t k) { observed(n, k, watching::hooks); }},
+#if HOOKSET_BENCH_HAVE_ASIO
+    {"asio_await", "hookset", {0, 8}, asio_await<asio_way::await_dispatch>},
+    {"asio_await", "async_call", {0, 8}, asio_await<asio_way::async_call>},
+    {"asio_await", "sync_post", {0, 8}, asio_await<asio_way::sync_then_post>},
+#endif
+};
+
+}  // namespace
+}  // namespace hookset_bench
+
+int main(int argc, char** argv) {
+  using namespace hookset_bench;
+  if (argc == 2 && std::string_view(argv[1]) == "list") {
+    for (const scenario& s : scenarios) {
+      std::printf("%s %s", s.name, s.implementation);
+      for (std::int64_t n : s.hook_counts) std::printf(" %lld", static_cast<long long>(n));
+      std::printf("\n");
+    }
+    return 0;
+  }
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s <scenario> <implementation> <N> <K> | list\n", argv[0]);
+    return 2;
+  }
+  const std::int64_t n = std::atoll(argv[3]);
+  const std::int64_t k = std::atoll(argv[4]);
+  for (const scenario& s : scenarios) {
+    if (std::string_view(argv[1]) == s.name && std::string_view(argv[2]) == s.implementation) {
+      s.run(n, k);
+      return 0;
+    }
+  }
+  std::fprintf(stderr, "unknown scenario %s %s\n", argv[1], argv[2]);
+  return 2;
+}
