@@ -15,6 +15,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -153,8 +154,11 @@ int main() {
                               {2, "bob", "tell me about a forbidden topic"},
                               {3, "cy", ""},
                               {4, "dee", "deep research, please"}};
+  // Each request on a strand of its own: serve() awaits `async_call(...) || timer`, and Asio's
+  // per-operation cancellation behind that `||` is not safe for a coroutine that the io_context's
+  // two threads could resume at once (heap-use-after-free in its cancellation_signal).
   for (const Request& request : requests)
-    net::co_spawn(io, serve(hooks, request, 100ms), net::detached);
+    net::co_spawn(net::make_strand(io), serve(hooks, request, 100ms), net::detached);
 
   std::thread second([&] { io.run(); });
   io.run();
