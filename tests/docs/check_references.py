@@ -13,7 +13,13 @@ git does not ignore, when ROOT is a git work tree; else every file outside build
      repository root); fenced code blocks and `inline code` are not links;
   3. mentions of Markdown documents anywhere (comments, scripts, docs), such as
      `docs/semantics.md` or `README.md`, that exist neither relative to the root nor relative to
-     the mentioning file.
+     the mentioning file;
+  4. in *.md files (README.md and docs/*.md among them), the #anchor of a relative link
+     (`[text](path#anchor)`, `[text](#anchor)` within the same file) that names no heading of the
+     linked Markdown file. Anchors follow GitHub's rules: the heading's text without its inline
+     markup, lowercased, punctuation dropped (letters, digits, `_`, `-` and spaces kept), each
+     space turned into `-`; a repeated heading gets `-1`, `-2`, ...; `<a name="x">` / `id="x"`
+     anchors count too. The match is exact (case included), so a link works wherever it is read. Anchors of non-Markdown targets (`file.cpp#L10`) are not checked.
 
 URLs (anything with a scheme, `https://...`, `mailto:...`) are never checked, nor is this file
 (its documentation and self-test cite missing documents on purpose). Each finding is
@@ -26,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from urllib.parse import unquote
 
 # Built from parts, so that this file does not cite the document it looks for.
 MISSING_SPEC = "SPEC" + ".md"
@@ -37,6 +44,11 @@ INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s
 LINK_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 MD_MENTION = re.compile(r"(?<![A-Za-z0-9_./-])((?:\.{1,2}/)*(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.md)(?![A-Za-z0-9_/])")
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+ATX_HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s+(.*?))?(?:\s+#+)?\s*$")
+SETEXT_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+HTML_ANCHOR = re.compile(r"<a\s[^>]*?(?:name|id)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+LINK_OR_IMAGE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+HTML_TAG = re.compile(r"<[^>]+>")
 
 SKIPPED_DIRS = {".git", "build", ".cache", "__pycache__"}
 
@@ -88,7 +100,94 @@ def target_exists(root, referrer, target, relative_to_referrer):
     return any(os.path.exists(os.path.normpath(c)) for c in candidates)
 
 
-def check_file(root, rel, lines):
+def github_anchor(heading):
+    """The anchor GitHub gives a heading with this text (before de-duplication)."""
+    text = LINK_OR_IMAGE.sub(r"\1", heading)
+    text = HTML_TAG.sub("", text).strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)  # \w: Unicode letters and digits, and _
+    return text.replace(" ", "-")
+
+
+def markdown_anchors(lines):
+    """Every anchor a Markdown document defines: its headings' and its HTML anchors."""
+    anchors = set()
+    seen = {}
+    fence = None
+    previous = ""
+    for line in lines:
+        opening = FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            previous = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            previous = ""
+            continue
+        heading = None
+        atx = ATX_HEADING.match(line)
+        if atx:
+            heading = atx.group(2) or ""
+        elif (SETEXT_UNDERLINE.match(line) and previous.strip() and
+              not previous.lstrip().startswith(("|", "-", "*", "+", ">", "#"))):
+            heading = previous.strip()
+        if heading is not None:
+            anchor = github_anchor(heading)
+            count = seen.get(anchor, 0)
+            seen[anchor] = count + 1
+            anchors.add(anchor if count == 0 else f"{anchor}-{count}")
+        for name in HTML_ANCHOR.findall(line):
+            anchors.add(name)
+        previous = "" if heading is not None else line
+    return anchors
+
+
+class AnchorCache:
+    """The anchors of each Markdown file of the tree, read once."""
+
+    def __init__(self, root):
+        self.root = root
+        self.by_path = {}
+
+    def of(self, path):
+        path = os.path.normpath(path)
+        if path not in self.by_path:
+            lines = read_text(path) if os.path.isfile(path) else None
+            self.by_path[path] = markdown_anchors(lines) if lines is not None else None
+        return self.by_path[path]
+
+
+def link_target_path(root, referrer, target):
+    """The file a relative link (without its #anchor) names, relative to the linking file."""
+    path = target.split("#", 1)[0].split("?", 1)[0]
+    if not path:
+        return os.path.join(root, referrer)
+    if path.startswith("/"):
+        return os.path.join(root, path.lstrip("/"))
+    return os.path.join(root, os.path.dirname(referrer), path)
+
+
+def check_anchor(root, rel, target, anchors):
+    """A finding if `target`'s #anchor names no heading of the Markdown file it links to."""
+    if "#" not in target:
+        return None
+    path, anchor = target.split("#", 1)
+    if not anchor:
+        return None
+    linked = link_target_path(root, rel, path)
+    if not linked.lower().endswith(".md") or not os.path.isfile(linked):
+        return None  # only Markdown files have headings; a missing file is reported already
+    known = anchors.of(linked)
+    if known is None or anchor in known:
+        return None
+    if unquote(anchor) in known:  # a percent-encoded anchor (non-ASCII heading)
+        return None
+    shown = path or "this file"
+    return f"link to {target}: {shown} has no heading with the anchor #{anchor}"
+
+
+def check_file(root, rel, lines, anchors=None):
     findings = []
     is_markdown = rel.lower().endswith(".md")
     fence = None
@@ -124,11 +223,17 @@ def check_file(root, rel, lines):
             if definition:
                 targets.append(definition.group(1))
             for target in targets:
-                if URL.match(target) or target.startswith("#"):
+                if URL.match(target):
                     continue
-                link_targets.add(target.split("#", 1)[0])
-                if not target_exists(root, rel, target, relative_to_referrer=True):
-                    findings.append(f"{where}: link to {target}, which does not exist")
+                if not target.startswith("#"):
+                    link_targets.add(target.split("#", 1)[0])
+                    if not target_exists(root, rel, target, relative_to_referrer=True):
+                        findings.append(f"{where}: link to {target}, which does not exist")
+                        continue
+                if anchors is not None:
+                    problem = check_anchor(root, rel, target, anchors)
+                    if problem:
+                        findings.append(f"{where}: {problem}")
 
         # 3. Mentions of Markdown documents (in a .md file, also inside inline code).
         for mention in MD_MENTION.findall(without_urls):
@@ -142,13 +247,14 @@ def check_file(root, rel, lines):
 def check_tree(root):
     findings = []
     myself = os.path.realpath(__file__)
+    anchors = AnchorCache(root)
     for rel in repository_files(root):
         path = os.path.join(root, rel)
         if os.path.realpath(path) == myself:
             continue  # its docstring and self-test cite missing documents on purpose
         lines = read_text(path)
         if lines is not None:
-            findings.extend(check_file(root, rel, lines))
+            findings.extend(check_file(root, rel, lines, anchors))
     return findings
 
 
@@ -192,7 +298,7 @@ def self_test():
                      "Inline code `[&](auto& x)` is no link; *.md files are checked.\n"
                      "[ref]: docs/semantics.md\n",
         "LICENSE": "text\n",
-        "docs/semantics.md": "Back to the [README](../README.md) or [top](/README.md).\n",
+        "docs/semantics.md": "## Dispatch\n\nBack to the [README](../README.md) or [top](/README.md).\n",
         "src/a.cpp": "// see docs/semantics.md and README.md; https://example.com/x/SPECS.md\n"
                      "int SPEC_VERSION = 1;  // SPECIFIC, INSPECT\n",
     }, [])
@@ -204,6 +310,33 @@ def self_test():
         "docs/b.md": "x\n",
         "README.md": "x\n",
     }, [("docs/a.md:1", "link to README.md")])
+    expect("a link to a missing anchor fails, in another file and in the same file", {
+        "README.md": "# hookset\n\n## Quick start\n\nSee [the guide](docs/guide.md#stateful-hooks),\n"
+                     "[below](#quick-start), [gone](#set-up) and [typo](docs/guide.md#statefull-hooks).\n"
+                     "[ref]: docs/guide.md#composition\n",
+        "docs/guide.md": "# Guide\n\n## Stateful hooks\n\n[back](../README.md#quick-start) "
+                         "[wrong](../README.md#quickstart)\n",
+    }, [("README.md:6", "#set-up"), ("README.md:6", "#statefull-hooks"),
+        ("README.md:7", "#composition"), ("docs/guide.md:5", "#quickstart")])
+    expect("anchors follow GitHub's rules", {
+        "docs/ref.md": "# Reference\n\n## 1. Slots\n\n## 20. Boost.Asio\n\n"
+                       "### CMake, installed package: `find_package`\n\n"
+                       "## Observing: per-hook events and traces\n\n"
+                       "## Examples\n\n## Examples\n\n"
+                       "## See [the guide](guide.md) now ##\n\n"
+                       "Setext heading\n--------------\n\n"
+                       "<a name=\"custom-spot\"></a>\n\n"
+                       "```md\n## Not a heading (in code)\n```\n",
+        "docs/guide.md": "[a](ref.md#1-slots) [b](ref.md#20-boostasio) "
+                         "[c](ref.md#cmake-installed-package-find_package)\n"
+                         "[d](ref.md#observing-per-hook-events-and-traces) [e](ref.md#examples) "
+                         "[f](ref.md#examples-1) [g](ref.md#see-the-guide-now)\n"
+                         "[h](ref.md#setext-heading) [i](ref.md#custom-spot) [j](ref.md#Examples)\n"
+                         "[k](ref.md#not-a-heading-in-code) [l](ref.md#examples-2)\n"
+                         "[m](../src/a.cpp#L3) [n](ref.md)\n",
+        "src/a.cpp": "int a;\n",
+    }, [("docs/guide.md:3", "#Examples"), ("docs/guide.md:4", "#not-a-heading-in-code"),
+        ("docs/guide.md:4", "#examples-2")])
     expect("a link definition to a missing file fails", {
         "README.md": "[guide]: docs/guide.md\n",
     }, [("README.md:1", "docs/guide.md")])
