@@ -62,6 +62,11 @@ def repository_files(root):
                                  "--exclude-standard"],
                                 stdout=subprocess.PIPE, check=True)
         names = [n for n in listed.stdout.decode("utf-8", "replace").split("\0") if n]
+        # The user's documents are checked even if a .gitignore rule hid one of them.
+        names.append("README.md")
+        docs = os.path.join(root, "docs")
+        if os.path.isdir(docs):
+            names += [f"docs/{n}" for n in os.listdir(docs) if n.endswith(".md")]
         return sorted(n for n in set(names) if os.path.isfile(os.path.join(root, n)))
     found = []
     for directory, dirs, files in os.walk(root):
