@@ -132,6 +132,12 @@ def targets(r):
     if e is not None and none is not None:
         out.append(("hook events, 8 hooks: <= 5x the unobserved dispatch", e, 5 * none,
                     e <= 5 * none))
+    # Sampling's own cost: an observer that asks for hook events on 1 % of dispatches against
+    # the same observer asking for none (both see every dispatch's begin and end).
+    s1, d = get("observed", "hook_events_1pct", 8), get("observed", "dispatch_events", 8)
+    if s1 is not None and d is not None:
+        out.append(("hook events sampled 1 %, 8 hooks: <= 1.10x dispatch events only", s1,
+                    1.10 * d, s1 <= 1.10 * d))
     return out
 
 

@@ -8,7 +8,8 @@
 # build/release-clang. The benchmark tables come from benchmarks/report.py when it exists
 # (`python3 benchmarks/report.py --compile-cost build/release-gcc build/release-clang`: the
 # dispatch table, the targets, then the compile-cost table); otherwise every benchmark program
-# is run and its output printed. Exit status is non-zero if anything failed.
+# is run and its output printed. Then the instruction-count table (benchmarks/instructions.py,
+# valgrind's callgrind). Exit status is non-zero if anything failed.
 #
 # Warnings are not errors here (HOOKSET_WERROR=OFF): this job is the demo, and an optimiser-only
 # false-positive warning should not stop it. scripts/test.sh is the strict gate.
@@ -100,6 +101,21 @@ else
       fi
     done <"$dir/benchmarks/benchmarks.list"
   done
+fi
+
+# Instructions per dispatch (callgrind; deterministic where the time table moves +-20 %), with
+# the targets marked PASS or MISS.
+echo
+echo "================ instructions per dispatch (callgrind) ================"
+if ! command -v valgrind >/dev/null 2>&1; then hookset_deps valgrind; fi
+if command -v valgrind >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+  if python3 benchmarks/instructions.py --k 1000 --jobs "$JOBS" "${built_dirs[@]}"; then
+    summary+=("benchmarks/instructions.py ok")
+  else
+    summary+=("benchmarks/instructions.py FAILED"); failed=1
+  fi
+else
+  summary+=("benchmarks/instructions.py SKIPPED (no valgrind or python3)")
 fi
 
 echo

@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 #include <hookset/hook_id.hpp>
 
@@ -66,11 +67,30 @@ struct Observer {
   virtual void on_dispatch_begin(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/) {}
   virtual void on_dispatch_end(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/,
                                std::size_t /*hooks_run*/, std::exception_ptr /*error*/) {}
-  // Per-hook events cost two clock readings and two calls per hook: a dispatch makes them only
-  // for observers that ask for them here (asked once per dispatch).
+  // Per-hook events cost a clock reading per hook boundary and two calls per hook: a dispatch
+  // makes them only for observers that ask for them here. Asked once per dispatch, at its
+  // begin: an observer that wants them for a sampled fraction of dispatches returns
+  // HookEventSampler::sample() (below).
   virtual bool wants_hook_events() const noexcept { return false; }
   virtual void on_hook_begin(const HookEvent& /*event*/) {}
   virtual void on_hook_end(const HookEvent& /*event*/) {}
+};
+
+// Picks one dispatch in `one_in` for per-hook events (counted across threads; 1: every one,
+// 0 is taken as 1). An observer that wants hook events for 1 % of dispatches holds a
+// HookEventSampler{100} and returns its sample() from wants_hook_events(); the other 99 % pay
+// only for this counter.
+class HookEventSampler {
+ public:
+  explicit HookEventSampler(std::uint32_t one_in) noexcept : one_in_(one_in == 0 ? 1 : one_in) {}
+  bool sample() const noexcept {
+    return counter_.fetch_add(1, std::memory_order_relaxed) % one_in_ == 0;
+  }
+  std::uint32_t one_in() const noexcept { return one_in_; }
+
+ private:
+  std::uint32_t one_in_;
+  mutable std::atomic<std::uint64_t> counter_{0};
 };
 
 // Writes warnings to std::clog; ignores tracing. Install with set_observer(&instance).
@@ -94,10 +114,22 @@ inline bool observer_installed() noexcept {
   return installed_observer.load(std::memory_order_relaxed) != nullptr;
 }
 
+// The one rule for calling into an observer: an observer never changes an outcome - not a
+// dispatch's, not a registration's (a warning is told after the set changed) - so what it
+// throws is dropped here.
+template <class Call>
+void tell_observer(Call&& call) noexcept {
+  try {
+    std::forward<Call>(call)();
+  } catch (...) {
+  }
+}
+
 inline void warn(std::string_view slot, std::string_view message,
-                 Observer* set_observer = nullptr) {
-  if (Observer* observer = current_observer()) observer->on_warning(slot, message);
-  if (set_observer) set_observer->on_warning(slot, message);
+                 Observer* set_observer = nullptr) noexcept {
+  if (Observer* observer = current_observer())
+    tell_observer([&] { observer->on_warning(slot, message); });
+  if (set_observer) tell_observer([&] { set_observer->on_warning(slot, message); });
 }
 }  // namespace detail
 

@@ -248,6 +248,90 @@ TEST_CASE("no observer wants hook events: none are made") {
   CHECK(observer.hook_events == 0);
 }
 
+TEST_CASE("HookEventSampler: hook events for one dispatch in N, every dispatch's begin and end") {
+  struct Sampling : HookRecorder {
+    hookset::HookEventSampler sampler{4};
+    int asked = 0;
+    bool wants_hook_events() const noexcept override {
+      ++const_cast<Sampling*>(this)->asked;
+      return sampler.sample();
+    }
+  } observer;
+  Set set;
+  set.set_observer(&observer);
+  set.add<Count>([](int x, std::optional<int> last) { return x + *last; }, {.name = "h"});
+  set.add<Count>([](int, std::optional<int> last) -> Task<int> { co_return *last; }, {.name = "t"});
+  for (int i = 0; i < 8; ++i) CHECK(hookset::sync_wait(set.call<Count>(1)) == 2);
+  CHECK(observer.asked == 8);  // asked once per dispatch
+  int begins = 0, hook_begins = 0;
+  for (const std::string& line : observer.lines) {
+    begins += line.starts_with("dispatch-begin");
+    hook_begins += line.starts_with("begin ");
+  }
+  CHECK(begins == 8);
+  CHECK(hook_begins == 2 * 2);  // dispatches 1 and 5 of 8, two hooks each
+  CHECK(observer.ends.size() == 4);
+  CHECK(hookset::HookEventSampler{0}.one_in() == 1);
+}
+
+TEST_CASE("a hook's duration starts at the previous hook's end, not before it") {
+  Set set;
+  HookRecorder recorder;
+  set.set_observer(&recorder);
+  set.add<Count>(
+      [](int x, std::optional<int> last) {
+    std::this_thread::sleep_for(20ms);
+    return x + *last;
+      },
+      {.name = "slow"});
+  set.add<Count>([](int, std::optional<int> last) { return *last; }, {.name = "quick"});
+  CHECK(hookset::sync_wait(set.call<Count>(1)) == 2);
+  REQUIRE(recorder.ends.size() == 2);
+  CHECK(recorder.ends[0].duration >= 19ms);
+  CHECK(recorder.ends[0].duration < 10s);
+  CHECK(recorder.ends[1].duration < 15ms);  // the slow hook's 20 ms are not counted again
+}
+
+TEST_CASE("hook_clock: readings move forward and convert to nanoseconds") {
+  const auto a = hookset::detail::hook_clock::now();
+  std::this_thread::sleep_for(5ms);
+  const auto b = hookset::detail::hook_clock::now();
+  const auto elapsed = hookset::detail::hook_clock::between(a, b);
+  CHECK(elapsed >= 4ms);
+  CHECK(elapsed < 10s);
+  CHECK(hookset::detail::hook_clock::between(b, a) == std::chrono::nanoseconds{0});
+#if defined(__x86_64__)
+  INFO("hook events read the " << (hookset::detail::hook_clock::uses_tsc() ? "TSC"
+                                                                           : "steady_clock"));
+#endif
+}
+
+TEST_CASE("an observer that throws changes no dispatch") {
+  struct Throwing : hookset::Observer {
+    bool wants_hook_events() const noexcept override { return true; }
+    void on_dispatch_begin(std::string_view, std::uint64_t) override {
+      throw std::runtime_error("b");
+    }
+    void on_dispatch_end(std::string_view, std::uint64_t, std::size_t,
+                         std::exception_ptr) override {
+      throw std::runtime_error("e");
+    }
+    void on_hook_begin(const hookset::HookEvent&) override { throw std::runtime_error("hb"); }
+    void on_hook_end(const hookset::HookEvent&) override { throw std::runtime_error("he"); }
+  } observer;
+  Set set;
+  set.set_observer(&observer);
+  int runs = 0;
+  set.add<Count>([&](int x, std::optional<int> last) {
+    ++runs;
+    return x + *last;
+  });
+  CHECK(hookset::sync_wait(set.call<Count>(2)) == 4);
+  hookset::ScopedObserver global(&observer);
+  CHECK(hookset::sync_wait(set.call<Count>(3)) == 6);
+  CHECK(runs == 2);
+}
+
 TEST_CASE("the trace writer: JSON with a begin and an end for every dispatch and hook") {
   std::ostringstream out;
   {

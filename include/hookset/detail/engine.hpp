@@ -48,6 +48,7 @@
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch_context.hpp>
 #include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/detail/type_name.hpp>
@@ -105,37 +106,37 @@ class companion_instance<void> {
 };
 
 // The observers watching one dispatch, and what they asked for. Empty (all null) for the
-// common unobserved dispatch.
+// common unobserved dispatch. Every call into an observer goes through tell_observer: what an
+// observer throws is dropped.
 struct dispatch_observers {
-  using clock = std::chrono::steady_clock;
-
   // Set by begin(); a dispatch nobody observes never writes them.
   Observer* global;  // the process-wide observer that saw the begin
   Observer* set;     // the set's own
   std::uint64_t id;
+  bool global_hook_events;  // what each asked for, once, at the begin (a sampling observer
+  bool set_hook_events;     // answers differently from one dispatch to the next)
   bool hook_events;
+  // One clock reading per hook boundary: the end of a hook is the begin of the next one when
+  // the next one starts right after it (has_boundary), without suspending in between.
+  bool has_boundary;
+  hook_clock::ticks boundary;
 
-  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) {
+  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) noexcept {
     global = process_wide;
     set = set_observer;
     id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
-    hook_events = (global && global->wants_hook_events()) || (set && set->wants_hook_events());
-    if (global) global->on_dispatch_begin(slot, id);
-    if (set) set->on_dispatch_begin(slot, id);
+    global_hook_events = global && global->wants_hook_events();
+    set_hook_events = set && set->wants_hook_events();
+    hook_events = global_hook_events || set_hook_events;
+    has_boundary = false;
+    if (global) tell_observer([&] { global->on_dispatch_begin(slot, id); });
+    if (set) tell_observer([&] { set->on_dispatch_begin(slot, id); });
   }
 
-  // An observer must not change the outcome of the dispatch it watches: what it throws is
-  // dropped.
   void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
-    try {
-      if (global && current_observer() == global)
-        global->on_dispatch_end(slot, id, hooks_run, error);
-    } catch (...) {
-    }
-    try {
-      if (set) set->on_dispatch_end(slot, id, hooks_run, error);
-    } catch (...) {
-    }
+    if (global && current_observer() == global)
+      tell_observer([&] { global->on_dispatch_end(slot, id, hooks_run, error); });
+    if (set) tell_observer([&] { set->on_dispatch_end(slot, id, hooks_run, error); });
   }
 
   HookEvent hook_event(std::string_view slot, const hook_entry& hook,
@@ -149,40 +150,47 @@ struct dispatch_observers {
     return event;
   }
 
-  // Returns the hook's start, for its end event.
-  clock::time_point hook_begin(std::string_view slot, const hook_entry& hook,
-                               std::size_t position) noexcept {
-    const clock::time_point hook_start = clock::now();
-    HookEvent event = hook_event(slot, hook, position);
+  // Tells a hook's begin; returns its start, for its end event.
+  hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept {
+    const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
+    has_boundary = false;
     each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
     return hook_start;
   }
+  // Tells a hook's end (event: everything but the duration, which this measures).
+  void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept {
+    const hook_clock::ticks hook_stop = hook_clock::now();
+    event.duration = hook_clock::between(hook_start, hook_stop);
+    each_wanting([&](Observer& observer) { observer.on_hook_end(event); });
+    boundary = hook_stop;
+    has_boundary = true;
+  }
+
+  hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
+                               std::size_t position) noexcept {
+    return tell_hook_begin(hook_event(slot, hook, position));
+  }
   void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
-                clock::time_point hook_start, HookOutcome outcome, std::exception_ptr error,
+                hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
                 std::string_view decision = {}, std::string_view reason = {},
                 bool rewritten = false) noexcept {
     HookEvent event = hook_event(slot, hook, position);
-    event.duration =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - hook_start);
     event.outcome = outcome;
     event.error = std::move(error);
     event.decision = decision;
     event.reason = reason;
     event.rewritten = rewritten;
-    each_wanting([&](Observer& observer) { observer.on_hook_end(event); });
+    tell_hook_end(event, hook_start);
   }
+  // The dispatch suspends (or runs something that is not a hook): the next hook's begin is a
+  // reading of its own.
+  void forget_boundary() noexcept { has_boundary = false; }
 
  private:
   template <class F>
   void each_wanting(F&& f) noexcept {
-    try {
-      if (global && global->wants_hook_events() && current_observer() == global) f(*global);
-    } catch (...) {
-    }
-    try {
-      if (set && set->wants_hook_events()) f(*set);
-    } catch (...) {
-    }
+    if (global_hook_events && current_observer() == global) tell_observer([&] { f(*global); });
+    if (set_hook_events) tell_observer([&] { f(*set); });
   }
 };
 
@@ -353,14 +361,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
-    next_ = count_ = produced_ = plain_end_ = 0;
-    if (companions_constructible && !list_ && !set_observer_ && !(flags_ & has_context) &&
-        !observer_installed()) [[likely]] {
-      // No hook, no configured companion, nobody watching: nothing can change under the
-      // default, and no snapshot needs protecting. Inlined (the default called directly) for
-      // slots without companions; with companions, one out-of-line copy per kind.
-      if constexpr (Kind::has_chain || Kind::has_producer) return start_without_hooks_outlined();
-      else return start_without_hooks();
+    if constexpr (companions_constructible) {
+      if (!set_observer_ && !(flags_ & has_context) && !observer_installed()) [[likely]] {
+        // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
+        // Inlined (the default called directly) for slots without companions; with
+        // companions, one out-of-line copy per kind.
+        if (!list_) {
+          // No hook, no configured companion: nothing can change under the default, and no
+          // snapshot needs protecting.
+          if constexpr (Kind::has_chain || Kind::has_producer)
+            return start_without_hooks_outlined();
+          else return start_without_hooks();
+        }
+        if (list_->all_plain) {
+          if constexpr (plain_fold_loop) return run_plain_fold();
+          else if constexpr (plain_chain_loop) return run_plain_chain();
+          else return start_plain_outlined();
+        }
+      }
     }
     return start_watched();
   }
@@ -388,6 +406,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
  private:
   // The general start: hooks, configured companions or observers.
   HOOKSET_NOINLINE bool start_watched() {
+    next_ = count_ = produced_ = plain_end_ = 0;
     Observer* const global = current_observer();
     if (global || set_observer_) [[unlikely]] {
       observers_.begin(slot_->name, global, set_observer_);
@@ -462,10 +481,87 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
 
+  // A dispatch whose hooks are all plain (hook_entry::plain), unwatched and without options:
+  // the same rules as start_watched, without its bookkeeping (no observer to tell, no context
+  // to begin or end, no time limit, every failure propagates).
+  HOOKSET_ALWAYS_INLINE bool start_plain() {
+    hooks_ = list_->hooks.data();
+    count_ = plain_end_ = list_->hooks.size();
+    next_ = produced_ = 0;
+    if constexpr (Kind::has_chain) chain_.bind(list_->chain);
+    if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
+    if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
+    if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    if (start()) return true;
+    list_->acquire();  // suspending (an asynchronous default or companion): as start_watched
+    flags_ |= holds_list;
+    return false;
+  }
+
+  HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
+
+  // A fold whose `last` fits in registers, with no companion and one hook at a time: with plain
+  // hooks only, the whole dispatch is the loop one writes by hand (the default, then each hook
+  // on the previous output) - the rules of start_plain, with `last` kept in registers and no
+  // per-step state written back. An asynchronous default takes the general path.
+  static constexpr bool plain_fold_loop =
+      Kind::is_fold && !Kind::has_finalize && !Kind::is_concurrent && last_in_registers<result>;
+
+  HOOKSET_NOINLINE bool run_plain_fold() {
+    const entry* hook = list_->hooks.data();
+    const entry* const end = hook + list_->hooks.size();
+    const bool default_first = Kind::is_always || hook == end;
+    if (default_first && !default_sync_) [[unlikely]]
+      return start_plain();
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    bool has_last = default_first;
+    result last = has_last ? call_with_args(default_sync_, nullptr) : result{};
+    for (; hook != end; ++hook) {
+      last = call_with_args(sync_call_of<Kind>(*hook), hook->object, last, has_last);
+      has_last = true;
+    }
+    value_ = last;
+    return true;
+  }
+
+  // The same for an Always chain whose companion judges synchronously: the default, then each
+  // hook, each output judged, as one writes it by hand.
+  static constexpr bool plain_chain_loop =
+      Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
+      !Kind::is_concurrent && std::is_move_assignable_v<result>;
+
+  HOOKSET_NOINLINE bool run_plain_chain() {
+    if (!default_sync_) [[unlikely]]
+      return start_plain();
+    chain_.bind(list_->chain);
+    return chain_.visit([&](auto& chain) {
+      using verdict = decltype(chain(std::declval<const result&>()));
+      if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
+        return start_plain();  // an asynchronous judge: the general path
+      } else {
+        sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+        result last = call_with_args(default_sync_, nullptr);
+        if (chain(std::as_const(last)) != Flow::Break) {
+          const entry* hook = list_->hooks.data();
+          for (const entry* const end = hook + list_->hooks.size(); hook != end; ++hook) {
+            last = call_with_args(sync_call_of<Kind>(*hook), hook->object);
+            if (chain(std::as_const(last)) == Flow::Break) break;
+          }
+        }
+        value_ = std::move(last);
+        return true;
+      }
+    });
+  }
+
   // ---- the rules --------------------------------------------------------------------------
 
   // start() for a slot with no hooks: the same rules, with the hook loop left out.
   HOOKSET_ALWAYS_INLINE bool start_without_hooks() {
+    // (finish reads produced_; a step resumed after an asynchronous default or companion
+    // reads them all)
+    next_ = count_ = produced_ = plain_end_ = 0;
     if constexpr (Kind::is_always) {
       if (!call_default(&dispatch::after_head)) return false;
       if (take_output() == next::suspended) return false;
@@ -475,7 +571,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
 
-  bool start() {
+  HOOKSET_ALWAYS_INLINE bool start() {
     if constexpr (Kind::is_always) {
       if (!call_default(&dispatch::after_head)) return false;
       return after_head();
@@ -484,9 +580,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
 
-  bool after_head() { return continue_after(take_output()); }
+  HOOKSET_ALWAYS_INLINE bool after_head() { return continue_after(take_output()); }
 
-  next take_output() {
+  HOOKSET_ALWAYS_INLINE next take_output() {
     if constexpr (Kind::is_pipeline) {
       return take_decision();
     } else if constexpr (Kind::has_chain) {
@@ -506,7 +602,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
 
-  next after_verdict(Flow flow) {
+  HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
     collect();
     if (flow == Flow::Break) {
       flags_ |= broke;
@@ -573,11 +669,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // Moves the newest output into the aggregate's list; nothing for other slots.
-  void collect() {
+  HOOKSET_ALWAYS_INLINE void collect() {
     if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
   }
 
-  bool finish() {
+  HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
       if (flags_ & broke) return true;  // a terminal decision made the result
       return call_default(
@@ -594,12 +690,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return produce_result();
   }
 
-  bool run_sole_default() {
+  HOOKSET_ALWAYS_INLINE bool run_sole_default() {
     if (!call_default(&dispatch::after_sole_default)) return false;
     return after_sole_default();
   }
 
-  bool after_sole_default() {
+  HOOKSET_ALWAYS_INLINE bool after_sole_default() {
     if constexpr (Kind::has_aggregate && !Kind::has_output) {
       output_.emplace(std::move(*value_));  // returned directly, not aggregated
       return true;
@@ -609,7 +705,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
 
-  bool produce_result() {
+  HOOKSET_ALWAYS_INLINE bool produce_result() {
     if constexpr (Kind::has_aggregate)
       return aggregate_.visit(
           [&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
@@ -621,7 +717,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // ---- running hooks ----------------------------------------------------------------------
 
+  // The leading plain hooks in the tight loop; the rest (any hook needing bookkeeping, or a
+  // dispatch that does) out of line.
   HOOKSET_ALWAYS_INLINE bool run_hooks() {
+    if (!(flags_ & (hook_events | has_context))) [[likely]] {
+      switch (run_plain_hooks()) {
+        case next::more:
+          break;
+        case next::stop:
+          return finish();
+        case next::suspended:
+          return false;
+      }
+      if (next_ == count_) return finish();
+    }
+    return run_hooks_with_bookkeeping();
+  }
+
+  HOOKSET_NOINLINE bool run_hooks_with_bookkeeping() {
     for (;;) {
       if (!(flags_ & (hook_events | has_context))) [[likely]] {
         switch (run_plain_hooks()) {
@@ -631,6 +744,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             return finish();
           case next::suspended:
             return false;
+        }
+      } else if constexpr (!Kind::is_pipeline) {
+        if ((flags_ & (hook_events | has_context)) == hook_events) {
+          switch (run_plain_hooks_observed()) {
+            case next::more:
+              break;
+            case next::stop:
+              return finish();
+            case next::suspended:
+              return false;
+          }
         }
       }
       if (next_ == count_) return finish();
@@ -660,6 +784,37 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           return false;
       }
     }
+  }
+
+  // The plain hooks from next_ on in a dispatch that reports hook events (and has no context):
+  // run_hook's events and outcomes - begin, end ok, or end failed and the exception
+  // propagates - without the rest of its bookkeeping, one HookEvent for the stretch and one
+  // clock reading per hook boundary. (Pipelines report a hook's end with its decision:
+  // run_hook.)
+  HOOKSET_NOINLINE next run_plain_hooks_observed() {
+    if (next_ == count_ || !hooks_[next_].plain) return next::more;
+    HookEvent event = observers_.hook_event(slot_->name, hooks_[next_], next_);
+    while (next_ != count_ && hooks_[next_].plain) {
+      const entry& hook = hooks_[next_];
+      current_ = &hook;
+      hook_position_ = next_++;
+      event.hook = hook.id();
+      event.name = hook.record->name;
+      event.position = hook_position_;
+      event.duration = std::chrono::nanoseconds{0};
+      hook_started_ = observers_.tell_hook_begin(event);
+      try {
+        call_plain(hook);
+      } catch (...) {
+        report_hook_end(hook, HookOutcome::failed, std::current_exception());
+        throw;
+      }
+      ++produced_;
+      observers_.tell_hook_end(event, hook_started_);
+      const next after = take_output();
+      if (after != next::more) return after;
+    }
+    return next::more;
   }
 
   // The plain hooks from next_ on (synchronous, no time limit, failures propagate, nobody
@@ -703,7 +858,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return next::more;
   }
 
-  bool continue_after(next n) {
+  HOOKSET_ALWAYS_INLINE bool continue_after(next n) {
     switch (n) {
       case next::more:
         return run_hooks();
@@ -906,7 +1061,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // ---- defaults and producers -------------------------------------------------------------
 
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
-  bool call_default(step then) {
+  HOOKSET_ALWAYS_INLINE bool call_default(step then) {
     if (flags_ & has_context) [[unlikely]]
       check_stop();
     if constexpr (Kind::is_pipeline) {
@@ -926,10 +1081,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         else value_ = call_with_args(default_sync_, nullptr);
         return true;
       }
-      pending_value_.emplace(call_with_args(default_async_, nullptr));
-      suspend_into(pending_kind::value, then);
-      return false;
+      return call_default_async(then);
     }
+  }
+
+  HOOKSET_NOINLINE bool call_default_async(step then) {
+    pending_value_.emplace(call_with_args(default_async_, nullptr));
+    suspend_into(pending_kind::value, then);
+    return false;
   }
 
   template <class Companion, class Input>
@@ -949,6 +1108,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool complete() { return true; }
 
   void suspend_into(pending_kind kind, step then) noexcept {
+    if (flags_ & hook_events) observers_.forget_boundary();
     pending_ = kind;
     resume_ = then;
     flags_ |= suspended;
@@ -982,7 +1142,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     bool done = false;  // guarded by the state's mutex until taken
     value_holder<result> value;
     std::exception_ptr error;
-    std::chrono::steady_clock::time_point started{};
+    std::chrono::steady_clock::time_point started{};  // for its time limit
+    hook_clock::ticks event_started = 0;              // for its hook events
     std::stop_source stop;  // this hook's: the dispatch's stop, a loser's cancellation
     std::stop_token token;
     std::optional<std::stop_callback<stop_forwarder>> from_dispatch;
@@ -1096,13 +1257,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         if (!starting && (failure || (flags_ & broke))) {
           // A loser: its answer no longer matters.
           hook_position_ = take - 1;
-          hook_started_ = slot.started;
+          hook_started_ = slot.event_started;
           if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
           continue;
         }
         try {
           hook_position_ = take - 1;
-          hook_started_ = slot.started;
+          hook_started_ = slot.event_started;
           slot.own_limit.cancel();
           const bool own_limit =
               hook.record->timeout &&
@@ -1118,6 +1279,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         }
       }
       if (take == start && (!starting || start == count_)) break;
+      if (flags_ & hook_events) observers_.forget_boundary();  // (waiting is no hook's time)
       co_await state->next_finish();
     }
     // (Every started hook has finished and been taken.)
@@ -1136,7 +1298,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     slot.link =
         await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
     slot.started = std::chrono::steady_clock::now();
-    if (flags_ & hook_events) observers_.hook_begin(slot_->name, hook, i);
+    if (flags_ & hook_events) slot.event_started = observers_.hook_begin(slot_->name, hook, i);
     if (hook.record->timeout)
       slot.own_limit.arm(with_context ? context_->executor() : default_executor(),
                          slot.started + *hook.record->timeout, slot.stop);
@@ -1277,7 +1439,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   const descriptor* slot_;
   Observer* set_observer_;
   // The default, copied from the descriptor: a constant where the dispatch is inlined, so a
-  // synchronous default is called directly.
+  // synchronous default is called directly (read through slot_, compilers load it).
   typename Kind::default_sync_fn default_sync_;
   typename Kind::default_async_fn default_async_;
   std::uint8_t flags_ = 0;
@@ -1303,7 +1465,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   dispatch_observers observers_;  // valid when flags_ has `observed`
   // The hook being concluded, for its events (valid when flags_ has `hook_events`).
   std::size_t hook_position_;
-  std::chrono::steady_clock::time_point hook_started_;
+  hook_clock::ticks hook_started_;
 
   dispatch_context* context_;                     // owned, valid when flags_ has `has_context`
   late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`

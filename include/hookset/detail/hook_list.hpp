@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/observer.hpp>
@@ -43,7 +44,7 @@ inline std::vector<parked_list>& parked_lists() {
   return parked;
 }
 
-inline void release_parked_lists() noexcept {
+HOOKSET_NOINLINE inline void release_parked_lists() noexcept {
   // Releasing may destroy hooks whose destructors dispatch and park again: loop until quiet.
   while (has_parked_lists) {
     std::vector<parked_list> batch;
@@ -56,9 +57,10 @@ inline void release_parked_lists() noexcept {
 // Marks a synchronous stretch of a dispatch on this thread.
 class sync_dispatch_scope {
  public:
-  sync_dispatch_scope() noexcept { ++sync_dispatch_depth; }
-  ~sync_dispatch_scope() {
-    if (--sync_dispatch_depth == 0 && has_parked_lists) release_parked_lists();
+  HOOKSET_ALWAYS_INLINE sync_dispatch_scope() noexcept { ++sync_dispatch_depth; }
+  HOOKSET_ALWAYS_INLINE ~sync_dispatch_scope() {
+    if (--sync_dispatch_depth == 0 && has_parked_lists) [[unlikely]]
+      release_parked_lists();
   }
   sync_dispatch_scope(const sync_dispatch_scope&) = delete;
   sync_dispatch_scope& operator=(const sync_dispatch_scope&) = delete;
@@ -79,6 +81,8 @@ struct hook_list {
   // How many hooks from the start are plain (hook_entry::plain): the engine runs that stretch
   // without looking at each entry's kind. Kept by hook_list_owner::modify.
   std::size_t leading_plain = 0;
+  // Every hook is plain: a dispatch nobody watches runs them with no bookkeeping at all.
+  bool all_plain = true;
   // Whether some hook has a time limit: its dispatch then needs a context (and timers).
   bool any_time_limit = false;
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
@@ -92,6 +96,7 @@ struct hook_list {
       : hooks(other.hooks),
         unconstrained(other.unconstrained),
         leading_plain(other.leading_plain),
+        all_plain(other.all_plain),
         any_time_limit(other.any_time_limit),
         chain(other.chain),
         aggregate(other.aggregate),
@@ -121,6 +126,7 @@ struct hook_list {
   void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
+    all_plain = leading_plain == hooks.size();
     any_time_limit = std::any_of(hooks.begin(), hooks.end(),
                                  [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
