@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 #include <string_view>
+#include <utility>
 
 #include <hookset/hook_id.hpp>
 
@@ -94,10 +95,23 @@ inline bool observer_installed() noexcept {
   return installed_observer.load(std::memory_order_relaxed) != nullptr;
 }
 
+// Every call the library makes into an observer goes through notify. An observer watches; it
+// never changes an outcome: what it throws is dropped, so a registration, extend or dispatch
+// it reports on succeeds or fails exactly as it would without it (and reporting after a change
+// cannot break that change's strong guarantee).
+template <class... Params, class... Args>
+void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... args) noexcept {
+  if (!observer) return;
+  try {
+    (observer->*event)(std::forward<Args>(args)...);
+  } catch (...) {
+  }
+}
+
 inline void warn(std::string_view slot, std::string_view message,
-                 Observer* set_observer = nullptr) {
-  if (Observer* observer = current_observer()) observer->on_warning(slot, message);
-  if (set_observer) set_observer->on_warning(slot, message);
+                 Observer* set_observer = nullptr) noexcept {
+  notify(current_observer(), &Observer::on_warning, slot, message);
+  notify(set_observer, &Observer::on_warning, slot, message);
 }
 }  // namespace detail
 
