@@ -107,6 +107,23 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
       std::is_invocable_v<Target&, Tag..., arg_ref_t<A>...> ||
       std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::stop_token>;
 
+  // For diagnostics: whether the hook would be callable if the slot's value parameters came as
+  // non-const lvalues (it takes one by non-const reference).
+  template <class Target, class... Tag>
+  static constexpr bool callable_with_mutable_arguments = [] {
+    if constexpr (std::is_void_v<result>)
+      return std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&..., std::stop_token>;
+    else
+      return std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 std::stop_token> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 std::optional<result>&&> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 std::optional<result>&&, std::stop_token>;
+  }();
+
   template <class Target, class... Tag>
   static decltype(auto) invoke(void* object, arg_ref_t<A>... args, Last&&... last) {
     Target& target = *static_cast<Target*>(object);
@@ -273,10 +290,16 @@ using hook_shape_ok_t = mp::mp_bool<hook_shape_ok<S, Target, S>>;
 // cannot be inspected, so this probes the calls a near miss accepts: the slot's arguments
 // (with `last` and a stop token) rotated, as when `last` comes first; each one of them
 // replaced by a value convertible to anything, as when one parameter has a wrong type; and
-// only such values, one fewer than the slot's arguments up to two more.
+// only such values, one fewer than the slot's arguments up to two more. Two such values: a
+// prvalue (binds to value, const& and && parameters) and an lvalue (binds to a non-const &
+// parameter, e.g. `std::string&` where the slot hands a const std::string).
 struct any_argument {
   template <class T>
   operator T() const;
+};
+struct any_lvalue {
+  template <class T>
+  operator T&() const;
 };
 
 template <class Target, class S, class... Probe>
@@ -299,7 +322,10 @@ constexpr bool invocable_near(std::index_sequence<I...>) {
          (invocable_with_slot_first<Target, S>(
               mp::mp_replace_at_c<Ingredients, I, any_argument>{}) ||
           ...) ||
+         (invocable_with_slot_first<Target, S>(mp::mp_replace_at_c<Ingredients, I, any_lvalue>{}) ||
+          ...) ||
          invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_argument>{}) ||
+         invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_lvalue>{}) ||
          invocable_with_slot_first<Target, S>(
              mp::mp_push_back<mp::mp_fill<Ingredients, any_argument>, any_argument>{}) ||
          invocable_with_one_fewer<Target, S, Ingredients>();
