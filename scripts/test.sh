@@ -143,6 +143,14 @@ stage gcc-asan "$GCC"
 FUZZ_CXX=${HOOKSET_FUZZ_CXX:-$(pick clang++-16)}
 stage fuzz "$FUZZ_CXX"
 
+# LLVM's own standard library: clang++-16 -stdlib=libc++ (Debian's libc++ 16, which has no
+# <stop_token>, so hookset's own stop_token is used), every test and the examples, Debug with
+# libc++'s assertions. (Catch2 v2 is header-only here: tests/catch_main.cpp builds its runner
+# with the same library.)
+hookset_deps libc++-16-dev libc++abi-16-dev
+LIBCXX_CXX=${HOOKSET_LIBCXX_CXX:-$(pick clang++-16)}
+stage clang16-libcxx "$LIBCXX_CXX"
+
 # The oldest supported Boost (1.74: Debian 11's, Ubuntu 22.04's): Debian 12's libboost1.74-dev
 # conflicts with the 1.81 installed, so its package is downloaded and unpacked into
 # build/boost-1.74 (once) instead of installed; the gcc-boost174 preset points Boost_DIR there.

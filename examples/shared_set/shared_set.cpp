@@ -65,7 +65,7 @@ int main() {
     expected.push_back(hookset::sync_wait(frozen.call<FilterContent>(text)));
   std::atomic<int> mismatches{0};
   {
-    std::vector<std::jthread> pool;
+    std::vector<std::thread> pool;
     for (int worker = 0; worker < 4; ++worker)
       pool.emplace_back([&] {
         for (int i = 0; i < 1000; ++i) {
@@ -73,6 +73,7 @@ int main() {
           if (hookset::sync_wait(frozen.call<FilterContent>(texts[t])) != expected[t]) ++mismatches;
         }
       });
+    for (std::thread& worker : pool) worker.join();
   }
   std::cout << "frozen set: 4 workers x 1000 dispatches, answers as on one thread: "
             << (mismatches == 0 ? "yes" : "no") << '\n';
@@ -83,7 +84,7 @@ int main() {
   std::atomic<bool> reloading{true};
   std::atomic<int> mixed{0}, dispatches{0};
   {
-    std::vector<std::jthread> pool;
+    std::vector<std::thread> pool;
     for (int worker = 0; worker < 4; ++worker)
       pool.emplace_back([&] {
         while (reloading) {
@@ -92,13 +93,15 @@ int main() {
           ++dispatches;
         }
       });
-    std::jthread reloader([&] {
+    std::thread reloader([&] {
       for (int version = 1; version <= 50; ++version) {
         shared.publish(rules(version));
         std::this_thread::yield();
       }
       reloading = false;
     });
+    reloader.join();
+    for (std::thread& worker : pool) worker.join();
   }
   const int latest = version_of(hookset::sync_wait(shared.call<FilterContent>("hello")));
   std::cout << "shared set: 50 versions published while 4 workers dispatched; every dispatch saw "

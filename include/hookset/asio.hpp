@@ -30,7 +30,6 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -55,6 +54,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/executor.hpp>
+#include <hookset/stop_token.hpp>
 
 #if BOOST_VERSION == 108100
 namespace boost::asio::detail {
@@ -191,7 +191,7 @@ class spawned_awaitable {
 
  public:
   spawned_awaitable(net::awaitable<T, AwaitableExecutor> awaitable, net::any_io_executor executor,
-                    std::stop_token stop)
+                    hookset::stop_token stop)
       : awaitable_(std::move(awaitable)), executor_(std::move(executor)), stop_(std::move(stop)) {}
 
   auto operator co_await() & noexcept {
@@ -210,7 +210,8 @@ class spawned_awaitable {
     shared_->waiting = waiting;
     auto target = shared_;
     if (stop_.stop_possible())
-      on_stop_ = std::make_unique<std::stop_callback<emit_on_stop>>(stop_, emit_on_stop{target});
+      on_stop_ =
+          std::make_unique<hookset::stop_callback<emit_on_stop>>(stop_, emit_on_stop{target});
     auto done = [target](std::exception_ptr error, auto... value) {
       target->error = error;
       if constexpr (sizeof...(value) > 0) {
@@ -238,9 +239,9 @@ class spawned_awaitable {
 
   net::awaitable<T, AwaitableExecutor> awaitable_;
   net::any_io_executor executor_;
-  std::stop_token stop_;
+  hookset::stop_token stop_;
   std::shared_ptr<state> shared_;
-  std::unique_ptr<std::stop_callback<emit_on_stop>> on_stop_;
+  std::unique_ptr<hookset::stop_callback<emit_on_stop>> on_stop_;
 };
 
 inline const executor_binding* binding_of(const await_context* context) noexcept {
@@ -256,9 +257,9 @@ Task<T> run_awaitable(net::awaitable<T, AwaitableExecutor> awaitable) {
         "hookset: an asio::awaitable hook or default needs an Asio executor: dispatch through "
         "hookset::asio::async_call, co_await the dispatch inside an asio::awaitable, or give the "
         "dispatch .on(binding) with a hookset::asio::executor_binding");
-  const std::stop_token* stop = context->nearest_stop();
+  const hookset::stop_token* stop = context->nearest_stop();
   spawned_awaitable<T, AwaitableExecutor> spawned(std::move(awaitable), binding->get(),
-                                                  stop ? *stop : std::stop_token());
+                                                  stop ? *stop : hookset::stop_token());
   if constexpr (std::is_void_v<T>) co_await spawned;
   else co_return co_await spawned;
 }
@@ -277,7 +278,7 @@ struct operation {
 
 // Forwards a cancellation slot's emission to a stop source.
 struct stop_on_cancel {
-  std::stop_source source;
+  hookset::stop_source source;
   void operator()(net::cancellation_type type) {
     if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial |
                  net::cancellation_type::total)) != net::cancellation_type::none)
@@ -287,7 +288,7 @@ struct stop_on_cancel {
 
 // Forwards the caller's own stop token (if the dispatch had one) to the operation's source.
 struct forward_stop {
-  std::stop_source source;
+  hookset::stop_source source;
   void operator()() noexcept { source.request_stop(); }
 };
 
@@ -296,10 +297,10 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   using result = typename Dispatch::result_type;
   auto handler_executor = net::get_associated_executor(handler, io_executor);
   executor_binding binding(io_executor);
-  std::stop_source source;
+  hookset::stop_source source;
 
   CallOptions& options = dispatch.options();
-  std::optional<std::stop_callback<forward_stop>> from_caller;
+  std::optional<hookset::stop_callback<forward_stop>> from_caller;
   if (options.stop_token.stop_possible())
     from_caller.emplace(options.stop_token, forward_stop{source});
   options.stop_token = source.get_token();
@@ -349,6 +350,7 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   auto complete = [handler = std::move(handler), slot, error, value = std::move(value)]() mutable {
     if (slot.is_connected()) slot.clear();
     if constexpr (std::is_void_v<result>) {
+      static_cast<void>(value);  // (nothing to hand on; named so Clang 16 sees the capture used)
       std::move(handler)(error);
     } else {
       if (!value) value.emplace();  // (an error: the value is ignored)

@@ -11,17 +11,17 @@
 #include <chrono>
 #include <coroutine>
 #include <optional>
-#include <stop_token>
 
 #include <hookset/coro/await_context.hpp>
 #include <hookset/executor.hpp>
+#include <hookset/stop_token.hpp>
 
 namespace hookset {
 
 struct CallOptions {
   // When it is triggered, the dispatch asks its running hook to stop and ends with
   // DispatchCancelled (after that hook has finished).
-  std::stop_token stop_token{};
+  hookset::stop_token stop_token{};
   // The dispatch ends with DispatchTimeout when it has not completed by then: the running hook
   // is asked to stop, as for a cancellation. `timeout` counts from the dispatch's start; with
   // both, the earlier one applies.
@@ -36,14 +36,16 @@ namespace detail {
 // (Holds a pointer, not a token: the awaiter stays trivially destructible, whatever the
 // compiler does with the temporaries of a co_await expression.)
 struct stop_token_awaiter {
-  const std::stop_token* found = nullptr;
+  const hookset::stop_token* found = nullptr;
   bool await_ready() const noexcept { return false; }
   template <std::derived_from<await_context_carrier> Promise>
   bool await_suspend(std::coroutine_handle<Promise> self) noexcept {
     if (const await_context* context = self.promise().context_) found = context->nearest_stop();
     return false;
   }
-  std::stop_token await_resume() const noexcept { return found ? *found : std::stop_token(); }
+  hookset::stop_token await_resume() const noexcept {
+    return found ? *found : hookset::stop_token();
+  }
 };
 }  // namespace detail
 

@@ -227,8 +227,13 @@ class HookSet {
   using locations = typename detail::slot_locations<own_slots, nested_sets>::type;
 
  public:
+  // (A slot listed in the set but ill-formed counts as contained: its own error is reported
+  // where the set lists it, and "not part of this HookSet" would be false.)
   template <class S>
-  static constexpr bool contains = !std::is_void_v<boost::mp11::mp_map_find<locations, S>>;
+  static constexpr bool contains = !std::is_void_v<boost::mp11::mp_map_find<locations, S>> ||
+                                   (own_count != boost::mp11::mp_size<members>::value -
+                                                     boost::mp11::mp_size<nested_sets>::value &&
+                                    boost::mp11::mp_contains<members, S>::value);
 
   HookSet() = default;
 
@@ -297,7 +302,7 @@ class HookSet {
   void clear() {
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
-    } else {
+    } else if constexpr (detail::slot_ok<S>) {  // (an ill-formed one is reported where listed)
       detail::clear_hooks(storage_for<S>());
     }
   }
@@ -318,6 +323,8 @@ class HookSet {
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
       return 0;
+    } else if constexpr (!detail::slot_ok<S>) {
+      return 0;  // reported where the set lists the slot
     } else {
       return storage_for<S>().count();
     }
@@ -330,6 +337,8 @@ class HookSet {
     using C = std::remove_cvref_t<Companion>;
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    } else if constexpr (!detail::slot_ok<S>) {
+      // reported where the set lists the slot
     } else {
       using kind = detail::kind_of<S>;
       if constexpr (!std::is_same_v<C, typename kind::chain> &&
@@ -414,7 +423,9 @@ class HookSet {
           detail::report_slot_not_in_set<S, HookSet>();  // evaluated now: our error first
       return reported;
     } else if constexpr (!detail::slot_ok<S>) {
-      return false;  // reported where the set lists the slot
+      // Reported where the set lists the slot; an awaitable of the declared result, so that
+      // the caller's code around the call adds no error of its own.
+      return detail::ill_formed_slot_dispatch<detail::declared_output_t<S>>{};
     } else if constexpr (sizeof...(Args) !=
                          boost::mp11::mp_size<typename S::parameter_types>::value) {
       constexpr bool reported = detail::report_call_arity<S>();  // evaluated now: our error first

@@ -14,4 +14,5 @@
 #include <hookset/shared_set.hpp>
 #include <hookset/slot.hpp>
 #include <hookset/stateful.hpp>
+#include <hookset/stop_token.hpp>
 #include <hookset/task.hpp>

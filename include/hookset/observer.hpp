@@ -114,22 +114,23 @@ inline bool observer_installed() noexcept {
   return installed_observer.load(std::memory_order_relaxed) != nullptr;
 }
 
-// The one rule for calling into an observer: an observer never changes an outcome - not a
-// dispatch's, not a registration's (a warning is told after the set changed) - so what it
-// throws is dropped here.
-template <class Call>
-void tell_observer(Call&& call) noexcept {
+// Every call the library makes into an observer goes through notify. An observer watches; it
+// never changes an outcome: what it throws is dropped, so a registration, extend or dispatch
+// it reports on succeeds or fails exactly as it would without it (and reporting after a change
+// cannot break that change's strong guarantee).
+template <class... Params, class... Args>
+void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... args) noexcept {
+  if (!observer) return;
   try {
-    std::forward<Call>(call)();
+    (observer->*event)(std::forward<Args>(args)...);
   } catch (...) {
   }
 }
 
 inline void warn(std::string_view slot, std::string_view message,
                  Observer* set_observer = nullptr) noexcept {
-  if (Observer* observer = current_observer())
-    tell_observer([&] { observer->on_warning(slot, message); });
-  if (set_observer) tell_observer([&] { set_observer->on_warning(slot, message); });
+  notify(current_observer(), &Observer::on_warning, slot, message);
+  notify(set_observer, &Observer::on_warning, slot, message);
 }
 }  // namespace detail
 

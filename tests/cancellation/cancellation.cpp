@@ -10,7 +10,6 @@
 #include <chrono>
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +29,7 @@ namespace {
 // with non-trivial members twice).
 class until_stopped {
  public:
-  explicit until_stopped(std::stop_token token) : token_(std::move(token)) {}
+  explicit until_stopped(hookset::stop_token token) : token_(std::move(token)) {}
 
   auto operator co_await() & noexcept {
     struct awaiter {
@@ -39,7 +38,7 @@ class until_stopped {
         return self.token_.stop_requested() || !self.token_.stop_possible();
       }
       void await_suspend(std::coroutine_handle<> waiting) {
-        self.callback_ = std::make_unique<std::stop_callback<resume_waiter>>(
+        self.callback_ = std::make_unique<hookset::stop_callback<resume_waiter>>(
             self.token_, resume_waiter{waiting});
       }
       void await_resume() const noexcept {}
@@ -52,8 +51,8 @@ class until_stopped {
     std::coroutine_handle<> waiting;
     void operator()() const noexcept { waiting.resume(); }
   };
-  std::stop_token token_;
-  std::unique_ptr<std::stop_callback<resume_waiter>> callback_;
+  hookset::stop_token token_;
+  std::unique_ptr<hookset::stop_callback<resume_waiter>> callback_;
 };
 
 struct Count : hookset::Slot<int(int), hookset::Always> {
@@ -69,7 +68,7 @@ struct Gate : hookset::Slot<int(int), hookset::Fallback> {
 Task<int> Gate::default_impl(int x) {
   note("default waits");
   {
-    const std::stop_token token = co_await hookset::current_stop_token();
+    const hookset::stop_token token = co_await hookset::current_stop_token();
     until_stopped waiter{token};
     co_await waiter;
   }
@@ -81,7 +80,7 @@ struct Sum {
   Task<int> operator()(std::vector<int> outputs) const {
     note("aggregate");
     {
-      const std::stop_token token = co_await hookset::current_stop_token();
+      const hookset::stop_token token = co_await hookset::current_stop_token();
       until_stopped waiter{token};
       co_await waiter;
     }
@@ -102,7 +101,7 @@ using Set = hookset::HookSet<Count, Gate, Collect, Inner>;
 Task<int> waiting_hook(std::string name, int x, std::optional<int> last) {
   note(name + " waits");
   {
-    const std::stop_token token = co_await hookset::current_stop_token();
+    const hookset::stop_token token = co_await hookset::current_stop_token();
     until_stopped waiter{token};
     co_await waiter;
   }
@@ -130,7 +129,7 @@ TEST_CASE("a dispatch whose stop token is already triggered runs nothing and end
     note("hook");
     return x + *last;
   });
-  std::stop_source source;
+  hookset::stop_source source;
   source.request_stop();
   const auto error = expect_error<hookset::DispatchCancelled>(
       set.call<Count>(1).with_stop_token(source.get_token()));
@@ -148,7 +147,7 @@ TEST_CASE(
     note("b");
     return x + *last;
   });
-  std::stop_source source;
+  hookset::stop_source source;
   std::thread canceller([&] {
     while (test_support::logged().size() < 2) std::this_thread::sleep_for(1ms);
     source.request_stop();
@@ -163,11 +162,11 @@ TEST_CASE("a hook may take the stop token as its last argument") {
   fresh_log();
   Set set;
   std::atomic<bool> possible{false};
-  set.add<Count>([&](int x, std::optional<int> last, std::stop_token token) {
+  set.add<Count>([&](int x, std::optional<int> last, hookset::stop_token token) {
     possible = token.stop_possible();
     return x + *last;
   });
-  std::stop_source source;
+  hookset::stop_source source;
   CHECK(sync_wait(set.call<Count>(2).with_stop_token(source.get_token())) == 4);
   CHECK(possible);
   // Without a stop token the hook gets one that never stops.
@@ -178,7 +177,7 @@ TEST_CASE("a hook may take the stop token as its last argument") {
 TEST_CASE("a synchronous hook that stops the dispatch: no later hook runs") {
   auto& log = fresh_log();
   Set set;
-  std::stop_source source;
+  hookset::stop_source source;
   set.add<Count>([&](int x, std::optional<int>) {
     note("first");
     source.request_stop();
@@ -279,7 +278,7 @@ TEST_CASE(
 TEST_CASE("a cancellation while the asynchronous default runs") {
   auto& log = fresh_log();
   Set set;
-  std::stop_source source;
+  hookset::stop_source source;
   std::thread canceller([&] {
     while (test_support::logged().empty()) std::this_thread::sleep_for(1ms);
     source.request_stop();
@@ -293,7 +292,7 @@ TEST_CASE("a cancellation inside an asynchronous companion") {
   auto& log = fresh_log();
   Set set;
   set.add<Collect>([](int x) { return x; });
-  std::stop_source source;
+  hookset::stop_source source;
   std::thread canceller([&] {
     while (test_support::logged().empty()) std::this_thread::sleep_for(1ms);
     source.request_stop();
@@ -312,7 +311,7 @@ TEST_CASE("the stop token reaches the hooks of a dispatch nested in a hook") {
     note("outer");
     co_return co_await set.call<Inner>(x);  // no options of its own: the outer stop reaches it
   });
-  std::stop_source source;
+  hookset::stop_source source;
   std::thread canceller([&] {
     while (test_support::logged().size() < 3) std::this_thread::sleep_for(1ms);
     source.request_stop();
@@ -327,7 +326,7 @@ TEST_CASE(
   fresh_log();
   Set set;
   set.add<Count>([](int x, std::optional<int> last) -> Task<int> { co_return x + *last; });
-  std::stop_source source;
+  hookset::stop_source source;
   auto dispatch = set.call<Count>(4).with({.stop_token = source.get_token(), .timeout = 10s});
   auto moved = std::move(dispatch);
   CHECK(sync_wait(std::move(moved)) == 8);

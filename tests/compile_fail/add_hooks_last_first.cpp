@@ -1,5 +1,5 @@
 // add_hooks: `last` first instead of last is reported, naming the slot.
-// EXPECT: hookset: the hook cannot be called with the slot's arguments
+// EXPECT: hookset: add_hooks\(object\): the object's operator\(\) for slot Slot does not match the slot's signature: the hook cannot be called with the slot's arguments
 // EXPECT: Score
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>

@@ -1,6 +1,6 @@
 // add_hooks: an operator taking the slot first with a wrong parameter type is reported, even
 // next to a correct operator for another slot (it is never silently skipped).
-// EXPECT: hookset: the hook cannot be called with the slot's arguments
+// EXPECT: hookset: add_hooks\(object\): the object's operator\(\) for slot Slot does not match the slot's signature: the hook cannot be called with the slot's arguments
 // EXPECT: Audit
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>

@@ -5,7 +5,8 @@
 #    searched anywhere in the output);
 #  - the first error the compiler reports is hookset's own (contains "hookset:"): misuse is
 #    reported in the library's words first, not as a failure deep inside it;
-#  - with a `// EXPECT-ERRORS: <n>` line, the compiler reports exactly n errors.
+#  - with a `// EXPECT-ERRORS: <n>` line, the compiler reports exactly n errors;
+#  - the output matches NO `// EXPECT-NOT: <regex>` line (a false follow-on message).
 # Otherwise prints the output and fails. A snippet with no EXPECT line fails, so a failure can
 # never pass "by accident".
 
@@ -81,13 +82,25 @@ foreach(regex IN LISTS expects)
     list(APPEND missing "${regex}")
   endif()
 endforeach()
+file(STRINGS "${SOURCE}" expect_not_lines REGEX "^[ \t]*//[ \t]*EXPECT-NOT:")
+set(unwanted "")
+foreach(line IN LISTS expect_not_lines)
+  string(REGEX REPLACE "^[ \t]*//[ \t]*EXPECT-NOT:[ \t]*" "" regex "${line}")
+  string(STRIP "${regex}" regex)
+  if(NOT regex STREQUAL "" AND diagnostics MATCHES "${regex}")
+    list(APPEND unwanted "${regex}")
+  endif()
+endforeach()
 
-if(missing)
+if(missing OR unwanted)
   message("${output}")
   foreach(regex IN LISTS missing)
     message("  not found in the compiler output: ${regex}")
   endforeach()
-  message(FATAL_ERROR "FAIL ${snippet}: rejected, but the diagnostic lacks the expected text")
+  foreach(regex IN LISTS unwanted)
+    message("  found in the compiler output, but must not be: ${regex}")
+  endforeach()
+  message(FATAL_ERROR "FAIL ${snippet}: rejected, but the diagnostic is not the expected one")
 endif()
 
 list(LENGTH expects n)

@@ -15,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -287,7 +286,7 @@ struct Flight {
   ModelSlotState snapshot;     // what the model dispatches (kept to predict again when stopped)
   bool has_token = false;      // dispatched with the stop token of `stop`
   bool deadline_passed = false;
-  std::stop_source stop;
+  hookset::stop_source stop;
   int stop_at = 0;            // > 0: the hook that requests the stop when it begins
   int begun = 0;              // hooks of it begun so far (real side)
   bool stopped = false;       // the model's: a stop was requested

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <exception>
 #include <optional>
-#include <stop_token>
 #include <vector>
 
 #include <hookset/hookset.hpp>
@@ -62,7 +61,7 @@ TEST_CASE("a synchronous hook during which the dispatch is stopped has one end e
           "[regression]") {
   HookEnds ends;
   hookset::ScopedObserver scope(&ends);
-  std::stop_source stop;
+  hookset::stop_source stop;
   hookset::HookSet<Gate> set;
   set.add<Gate>([&](int x, std::optional<int>) {
     stop.request_stop();
@@ -102,7 +101,7 @@ TEST_CASE("a dispatch a hook leaves parked does not keep the starting dispatch's
   Set set;
   test_support::ManualEvent gate;
   test_support::Outcome<int> background;
-  std::stop_source stop;
+  hookset::stop_source stop;
   // Background: parks, then (in its second hook) dispatches Later with a context of its own.
   set.add<Background>([&](int x, std::optional<int>) -> hookset::Task<int> {
     co_await gate;

@@ -14,7 +14,6 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -64,7 +63,7 @@ struct Gates {
     while (now > most && !most_running.compare_exchange_weak(most, now)) {
     }
     co_await *events[i];
-    const std::stop_token token = co_await hookset::current_stop_token();
+    const hookset::stop_token token = co_await hookset::current_stop_token();
     saw_stop[i] = token.stop_requested();
     --running;
     co_return value;
@@ -211,7 +210,7 @@ TEST_CASE("cancelling a concurrent dispatch stops every running hook and waits f
   Set set;
   for (std::size_t i = 0; i < 3; ++i)
     set.add<Collect>([&gates, i](int x) { return gates.wait<int>(i, x); });
-  std::stop_source source;
+  hookset::stop_source source;
   Outcome<std::vector<int>> out;
   detach(set.call<Collect>(1).with_stop_token(source.get_token()), out);
   source.request_stop();

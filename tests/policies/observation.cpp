@@ -197,7 +197,7 @@ TEST_CASE("timed-out and cancelled hooks") {
   Set other;
   HookRecorder second;
   other.set_observer(&second);
-  std::stop_source source;
+  hookset::stop_source source;
   other.add<Count>(
       [&](int x, std::optional<int>) {
     source.request_stop();

@@ -53,7 +53,6 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -226,7 +225,7 @@ hookset::Task<Value> hopping(std::shared_ptr<const HookSpec> spec, const ProbePt
                              std::optional<Value> last, net::any_io_executor executor) {
   Visit visit(probe);
   co_await Hop{executor};
-  const std::stop_token stop = co_await hookset::current_stop_token();
+  const hookset::stop_token stop = co_await hookset::current_stop_token();
   if (stop.stop_requested()) ++hook_counts.saw_stop;
   co_return spec->contribute(probe, last);
 }
@@ -271,7 +270,7 @@ class StoppableWait {
 
  public:
   StoppableWait(net::any_io_executor executor, std::chrono::microseconds duration,
-                std::stop_token stop)
+                hookset::stop_token stop)
       : executor_(std::move(executor)), duration_(duration), stop_(std::move(stop)) {}
 
   // co_await: true if the time passed, false if stopped first.
@@ -311,15 +310,15 @@ class StoppableWait {
 
   net::any_io_executor executor_;
   std::chrono::microseconds duration_;
-  std::stop_token stop_;
+  hookset::stop_token stop_;
   std::shared_ptr<State> state_;
-  std::optional<std::stop_callback<Cancel>> on_stop_;
+  std::optional<hookset::stop_callback<Cancel>> on_stop_;
 };
 
 hookset::Task<Value> task_waiting(std::shared_ptr<const HookSpec> spec, const ProbePtr& probe,
                                   std::optional<Value> last, net::any_io_executor executor) {
   Visit visit(probe);
-  const std::stop_token stop = co_await hookset::current_stop_token();
+  const hookset::stop_token stop = co_await hookset::current_stop_token();
   StoppableWait wait(std::move(executor), spec->wait(probe->input, probe->stall), stop);
   if (!co_await wait) {
     if (probe->stall) ++hook_counts.stalls_aborted;
@@ -344,7 +343,7 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec,
           std::move(options));
     case Kind::sync_stop:
       return set.add<Score>(
-          [spec](const ProbePtr& probe, std::optional<Value> last, std::stop_token stop) {
+          [spec](const ProbePtr& probe, std::optional<Value> last, hookset::stop_token stop) {
         Visit visit(probe);
         if (stop.stop_requested()) ++hook_counts.saw_stop;
         return spec->contribute(probe, last);
@@ -620,7 +619,7 @@ struct Run {
   net::strand<net::io_context::executor_type> strand;
   net::steady_timer timer;  // fires the cancellation
   net::cancellation_signal signal;
-  std::stop_source stop;
+  hookset::stop_source stop;
   ProbePtr probe;
   Clock::time_point launched;
   std::uint32_t stamp_low = 0, stamp_high = 0;  // the versions current around `call`
@@ -1075,7 +1074,7 @@ TEST_CASE(
     "soak: a dispatch stopped before its asio::awaitable hook first runs completes, cancelled") {
   net::io_context io;
   hookset::HookSet<Score> set;
-  std::stop_source stop;
+  hookset::stop_source stop;
   auto probe = std::make_shared<Probe>();
   set.add<Score>([&stop](const ProbePtr&, std::optional<Value> last) -> net::awaitable<Value> {
     stop.request_stop();
@@ -1157,7 +1156,7 @@ TEST_CASE(
     HookEnds observer;
     Slow set;
     set.set_observer(&observer);
-    std::stop_source stop;
+    hookset::stop_source stop;
     set.add<Score>([&stop](const ProbePtr&, std::optional<Value> last) {
       stop.request_stop();
       return *last;

@@ -20,7 +20,8 @@
 
 #include <concepts>
 #include <coroutine>
-#include <stop_token>
+
+#include <hookset/stop_token.hpp>
 
 namespace hookset {
 class Executor;
@@ -30,16 +31,16 @@ namespace hookset::detail {
 
 struct await_context {
   const await_context* parent = nullptr;
-  const void* held_state = nullptr;       // the Stateful state held by this link, if any
-  const std::stop_token* stop = nullptr;  // the stop token the hooks under this link obey
-  const Executor* executor = nullptr;     // the executor the dispatch runs on
+  const void* held_state = nullptr;           // the Stateful state held by this link, if any
+  const hookset::stop_token* stop = nullptr;  // the stop token the hooks under this link obey
+  const Executor* executor = nullptr;         // the executor the dispatch runs on
 
   bool holds(const void* state) const noexcept {
     for (const await_context* link = this; link; link = link->parent)
       if (link->held_state == state) return true;
     return false;
   }
-  const std::stop_token* nearest_stop() const noexcept {
+  const hookset::stop_token* nearest_stop() const noexcept {
     for (const await_context* link = this; link; link = link->parent)
       if (link->stop) return link->stop;
     return nullptr;

@@ -3,7 +3,9 @@
 // failure yields one error - ours - whose instantiation context names the slot (or the set,
 // the hook type) involved: the static_asserts sit in templates taking those types as arguments.
 
+#include <coroutine>
 #include <cstddef>
+#include <cstdlib>
 #include <type_traits>
 
 #include <boost/mp11/algorithm.hpp>
@@ -111,7 +113,8 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(
           holds,
-          "hookset: a Singleton slot takes no companion (its one hook's output is the result)");
+          "hookset: a Singleton slot takes no companion (no Chain, Aggregate, Finalize or "
+          "Output): its one hook's output, or its default's, is the result");
     }
   };
   // Concurrent hooks must not depend on one another: no fold (`last` chains them), and a chain
@@ -240,16 +243,19 @@ struct slot_rules {
   using finalize_shape =
       finalize_shape_for<typename opts::finalize, result, typename opts::kind::output>;
 
-  // The options first: the default and companion checks read the parsed options.
+  // The options first: the default and companion checks read the parsed options. A slot that
+  // takes no companion at all (Singleton, void) is told so before any rule about which
+  // companions go together, which would send its author to one it cannot take either.
   static constexpr bool options_hold =
-      all_hold<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-               output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits>();
+      all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
+               companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
+               pipeline_fits>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
-      return check_rules<result_is_value, known_options, one_mode, companions_once,
-                         aggregate_or_finalize, output_produced, singleton_alone, void_alone,
-                         concurrency_fits, pipeline_fits>();
+      return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
+                         companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
+                         pipeline_fits>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
@@ -300,6 +306,9 @@ constexpr bool report_hook_shape() {
                                         calls::template callable_with_last<Hook, Tag...>;
   constexpr bool callable = kind::is_fold ? calls::template callable_with_last<Hook, Tag...>
                                           : calls::template callable_without_last<Hook, Tag...>;
+  constexpr bool takes_non_const_reference =
+      calls::template callable_with_mutable_arguments<Hook, Tag...>;
+  constexpr bool operator_of_object = sizeof...(Tag) != 0;  // add_hooks: called as (Slot, ...)
   if constexpr (needs_mutable) {
     static_assert(!needs_mutable,
                   "hookset: an owned hook is called as const, but this hook's call operator is "
@@ -319,6 +328,25 @@ constexpr bool report_hook_shape() {
                   "hookset: the hook takes the slot's arguments, but its result is wrong: it must "
                   "return the slot's result type R, hookset::Task<R> or another awaitable of R "
                   "(see ExpectedCall)");
+  } else if constexpr (takes_non_const_reference && operator_of_object) {
+    static_assert(!takes_non_const_reference,
+                  "hookset: add_hooks(object): the object's operator() for slot Slot does not "
+                  "match the slot's signature: it takes a parameter by non-const reference, but "
+                  "the slot hands each argument declared by value as a const lvalue (one object "
+                  "shared by the default and every hook); take it by value or by const& (see "
+                  "ExpectedCall)");
+  } else if constexpr (takes_non_const_reference) {
+    static_assert(!takes_non_const_reference,
+                  "hookset: the hook takes a parameter by non-const reference, but the slot "
+                  "hands each argument declared by value as a const lvalue (one object shared by "
+                  "the default and every hook); take it by value or by const& (see "
+                  "ExpectedCall)");
+  } else if constexpr (operator_of_object) {
+    static_assert(callable,
+                  "hookset: add_hooks(object): the object's operator() for slot Slot does not "
+                  "match the slot's signature: the hook cannot be called with the slot's "
+                  "arguments; it must be callable as (Slot, then the parameters of "
+                  "ExpectedCall), a trailing std::stop_token parameter allowed");
   } else {
     static_assert(callable,
                   "hookset: the hook cannot be called with the slot's arguments: it must be "
@@ -329,6 +357,18 @@ constexpr bool report_hook_shape() {
 
 // ---------------------------------------------------------------------------------------------
 // Sets
+
+// What call<S>() returns for a slot whose own rules fail (already reported): awaitable, of the
+// result the slot declares (T with Output<T>, else R), never run.
+template <class S, class Output = option_type<typename S::option_types, is_output>>
+using declared_output_t =
+    std::conditional_t<std::is_void_v<Output>, typename S::result_type, Output>;
+template <class T>
+struct ill_formed_slot_dispatch {
+  bool await_ready() const noexcept { return true; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  T await_resume() const { std::abort(); }
+};
 
 template <class Slot, class Set>
 constexpr bool report_slot_not_in_set() {

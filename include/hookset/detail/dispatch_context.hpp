@@ -11,7 +11,6 @@
 #include <chrono>
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,11 +21,12 @@
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/executor.hpp>
+#include <hookset/stop_token.hpp>
 
 namespace hookset::detail {
 
 struct stop_forwarder {
-  std::stop_source* target;
+  hookset::stop_source* target;
   void operator()() const noexcept { target->request_stop(); }
 };
 
@@ -34,7 +34,7 @@ struct stop_forwarder {
 // it touches, so a timer that fires after its dispatch completed does no harm.
 class expiry_timer {
  public:
-  void arm(Executor& executor, Executor::clock::time_point when, std::stop_source source) {
+  void arm(Executor& executor, Executor::clock::time_point when, hookset::stop_source source) {
     expired_ = std::make_shared<std::atomic<bool>>(false);
     timer_ = executor.start_timer(when, [expired = expired_, source = std::move(source)]() mutable {
       expired->store(true, std::memory_order_release);
@@ -123,7 +123,7 @@ class dispatch_context {
     hook_running_ = false;
     if (!hook.record->timeout) return;
     hook_running_ = true;
-    hook_source_ = std::stop_source();
+    hook_source_ = hookset::stop_source();
     hook_token_ = hook_source_.get_token();
     hook_from_dispatch_.emplace(token_, stop_forwarder{&hook_source_});
     hook_link_ = await_context{link_.parent, nullptr, &hook_token_, executor_};
@@ -156,16 +156,16 @@ class dispatch_context {
   Executor* executor_ = nullptr;
   std::optional<clock::time_point> deadline_;
   bool deadline_passed_ = false;
-  std::stop_source source_;
-  std::stop_token token_;
-  std::optional<std::stop_callback<stop_forwarder>> from_caller_;
+  hookset::stop_source source_;
+  hookset::stop_token token_;
+  std::optional<hookset::stop_callback<stop_forwarder>> from_caller_;
   await_context link_;
   expiry_timer deadline_timer_;
 
   bool hook_running_ = false;
-  std::stop_source hook_source_{std::nostopstate};
-  std::stop_token hook_token_;
-  std::optional<std::stop_callback<stop_forwarder>> hook_from_dispatch_;
+  hookset::stop_source hook_source_{hookset::nostopstate};
+  hookset::stop_token hook_token_;
+  std::optional<hookset::stop_callback<stop_forwarder>> hook_from_dispatch_;
   await_context hook_link_;
   clock::time_point hook_started_{};
   std::chrono::nanoseconds hook_limit_{0};

@@ -55,6 +55,7 @@
 #include <hookset/errors.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
+#include <hookset/stop_token.hpp>
 
 namespace hookset::detail {
 
@@ -106,7 +107,7 @@ class companion_instance<void> {
 };
 
 // The observers watching one dispatch, and what they asked for. Empty (all null) for the
-// common unobserved dispatch. Every call into an observer goes through tell_observer: what an
+// common unobserved dispatch. Every call into an observer goes through notify: what an
 // observer throws is dropped.
 struct dispatch_observers {
   // Set by begin(); a dispatch nobody observes never writes them.
@@ -129,14 +130,14 @@ struct dispatch_observers {
     set_hook_events = set && set->wants_hook_events();
     hook_events = global_hook_events || set_hook_events;
     has_boundary = false;
-    if (global) tell_observer([&] { global->on_dispatch_begin(slot, id); });
-    if (set) tell_observer([&] { set->on_dispatch_begin(slot, id); });
+    notify(global, &Observer::on_dispatch_begin, slot, id);
+    notify(set, &Observer::on_dispatch_begin, slot, id);
   }
 
   void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
     if (global && current_observer() == global)
-      tell_observer([&] { global->on_dispatch_end(slot, id, hooks_run, error); });
-    if (set) tell_observer([&] { set->on_dispatch_end(slot, id, hooks_run, error); });
+      notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
+    notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
   }
 
   HookEvent hook_event(std::string_view slot, const hook_entry& hook,
@@ -154,14 +155,14 @@ struct dispatch_observers {
   hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept {
     const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
     has_boundary = false;
-    each_wanting([&](Observer& observer) { observer.on_hook_begin(event); });
+    each_wanting(&Observer::on_hook_begin, event);
     return hook_start;
   }
   // Tells a hook's end (event: everything but the duration, which this measures).
   void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept {
     const hook_clock::ticks hook_stop = hook_clock::now();
     event.duration = hook_clock::between(hook_start, hook_stop);
-    each_wanting([&](Observer& observer) { observer.on_hook_end(event); });
+    each_wanting(&Observer::on_hook_end, event);
     boundary = hook_stop;
     has_boundary = true;
   }
@@ -187,10 +188,9 @@ struct dispatch_observers {
   void forget_boundary() noexcept { has_boundary = false; }
 
  private:
-  template <class F>
-  void each_wanting(F&& f) noexcept {
-    if (global_hook_events && current_observer() == global) tell_observer([&] { f(*global); });
-    if (set_hook_events) tell_observer([&] { f(*set); });
+  void each_wanting(void (Observer::*event)(const HookEvent&), const HookEvent& e) noexcept {
+    if (global_hook_events && current_observer() == global) notify(global, event, e);
+    if (set_hook_events) notify(set, event, e);
   }
 };
 
@@ -317,7 +317,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     else set_context(new dispatch_context(std::move(options)));
     return std::move(*this);
   }
-  dispatch&& with_stop_token(std::stop_token token) && {
+  dispatch&& with_stop_token(stop_token token) && {
     context().options().stop_token = std::move(token);
     return std::move(*this);
   }
@@ -1144,9 +1144,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     std::exception_ptr error;
     std::chrono::steady_clock::time_point started{};  // for its time limit
     hook_clock::ticks event_started = 0;              // for its hook events
-    std::stop_source stop;  // this hook's: the dispatch's stop, a loser's cancellation
-    std::stop_token token;
-    std::optional<std::stop_callback<stop_forwarder>> from_dispatch;
+    stop_source stop;  // this hook's: the dispatch's stop, a loser's cancellation
+    stop_token token;
+    std::optional<stop_callback<stop_forwarder>> from_dispatch;
     await_context link;
     expiry_timer own_limit;
   };

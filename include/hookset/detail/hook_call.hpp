@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -23,6 +22,7 @@
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
+#include <hookset/stop_token.hpp>
 
 namespace hookset {
 template <class T>
@@ -39,9 +39,9 @@ inline constexpr bool is_stateful_v<Stateful<T>> = true;
 // The stop token of the dispatch a hook runs for, as a hook that takes one gets it: the one of
 // the nearest dispatch on the await context the library set around the call, else a token that
 // never stops.
-inline std::stop_token stop_token_for_hook() noexcept {
+inline hookset::stop_token stop_token_for_hook() noexcept {
   if (const await_context* context = scoped_await_context)
-    if (const std::stop_token* stop = context->nearest_stop()) return *stop;
+    if (const hookset::stop_token* stop = context->nearest_stop()) return *stop;
   return {};
 }
 
@@ -85,7 +85,7 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
       call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&...>();
   template <class Target, class... Tag>
   static constexpr call_kind token_kind =
-      call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&..., std::stop_token>();
+      call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&..., hookset::stop_token>();
   template <class Target, class... Tag>
   static constexpr bool takes_stop_token =
       plain_kind<Target, Tag...> == call_kind::invalid&& token_kind<Target, Tag...> !=
@@ -100,12 +100,30 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
     else
       return std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&> ||
              std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::optional<result>&&,
-                                 std::stop_token>;
+                                 hookset::stop_token>;
   }();
   template <class Target, class... Tag>
   static constexpr bool callable_without_last =
       std::is_invocable_v<Target&, Tag..., arg_ref_t<A>...> ||
-      std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., std::stop_token>;
+      std::is_invocable_v<Target&, Tag..., arg_ref_t<A>..., hookset::stop_token>;
+
+  // For diagnostics: whether the hook would be callable if the slot's value parameters came as
+  // non-const lvalues (it takes one by non-const reference).
+  template <class Target, class... Tag>
+  static constexpr bool callable_with_mutable_arguments = [] {
+    if constexpr (std::is_void_v<result>)
+      return std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 hookset::stop_token>;
+    else
+      return std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 hookset::stop_token> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 std::optional<result>&&> ||
+             std::is_invocable_v<Target&, Tag..., std::remove_reference_t<A>&...,
+                                 std::optional<result>&&, hookset::stop_token>;
+  }();
 
   template <class Target, class... Tag>
   static decltype(auto) invoke(void* object, arg_ref_t<A>... args, Last&&... last) {
@@ -273,10 +291,16 @@ using hook_shape_ok_t = mp::mp_bool<hook_shape_ok<S, Target, S>>;
 // cannot be inspected, so this probes the calls a near miss accepts: the slot's arguments
 // (with `last` and a stop token) rotated, as when `last` comes first; each one of them
 // replaced by a value convertible to anything, as when one parameter has a wrong type; and
-// only such values, one fewer than the slot's arguments up to two more.
+// only such values, one fewer than the slot's arguments up to two more. Two such values: a
+// prvalue (binds to value, const& and && parameters) and an lvalue (binds to a non-const &
+// parameter, e.g. `std::string&` where the slot hands a const std::string).
 struct any_argument {
   template <class T>
   operator T() const;
+};
+struct any_lvalue {
+  template <class T>
+  operator T&() const;
 };
 
 template <class Target, class S, class... Probe>
@@ -299,7 +323,10 @@ constexpr bool invocable_near(std::index_sequence<I...>) {
          (invocable_with_slot_first<Target, S>(
               mp::mp_replace_at_c<Ingredients, I, any_argument>{}) ||
           ...) ||
+         (invocable_with_slot_first<Target, S>(mp::mp_replace_at_c<Ingredients, I, any_lvalue>{}) ||
+          ...) ||
          invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_argument>{}) ||
+         invocable_with_slot_first<Target, S>(mp::mp_fill<Ingredients, any_lvalue>{}) ||
          invocable_with_slot_first<Target, S>(
              mp::mp_push_back<mp::mp_fill<Ingredients, any_argument>, any_argument>{}) ||
          invocable_with_one_fewer<Target, S, Ingredients>();
@@ -323,7 +350,7 @@ inline constexpr bool implements_slot = [] {
     return true;
   } else {
     using with_last = typename hook_ingredients<kind>::with_last;
-    using all = mp::mp_push_back<with_last, std::stop_token>;
+    using all = mp::mp_push_back<with_last, hookset::stop_token>;
     return invocable_near<mutable_target, S, with_last>(
                std::make_index_sequence<mp::mp_size<with_last>::value>{}) ||
            invocable_near<mutable_target, S, all>(
