@@ -72,12 +72,16 @@ struct slot_rules {
                     "hookset::Terminals<...> (Pipeline slots)");
     }
   };
+  // (Fallback beside Pipeline is the pipeline's default rule, not a second mode.)
   struct one_mode {
-    static constexpr bool holds = count<is_mode> == 1;
+    static constexpr bool holds =
+        count<is_mode> == 1 ||
+        (count<is_mode> == 2 && opts::is_pipeline && mp::mp_contains<options, Fallback>::value);
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback, "
-                    "hookset::Singleton or hookset::Pipeline");
+                    "hookset::Singleton or hookset::Pipeline (which may add hookset::Fallback: "
+                    "its default then decides, and only when no hook is registered)");
     }
   };
   struct companions_once {
@@ -136,13 +140,13 @@ struct slot_rules {
   // A pipeline's hooks decide on one input, which the dispatch owns (by value) and may rewrite;
   // they combine with nothing else.
   struct pipeline_fits {
-    static constexpr bool pipeline = std::is_same_v<typename opts::mode, Pipeline>;
+    static constexpr bool pipeline = opts::is_pipeline;
     using params = typename Slot::parameter_types;
     static constexpr bool holds = [] {
       if constexpr (!pipeline) {
         return count<is_terminals> == 0;
       } else {
-        if constexpr (mp::mp_size<params>::value != 1) return false;
+        if constexpr (mp::mp_empty<params>::value) return false;
         else
           return !std::is_reference_v<mp::mp_front<params>> &&
                  !std::is_const_v<mp::mp_front<params>> && !std::is_void_v<result> &&
@@ -152,10 +156,29 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(
           holds,
-          "hookset: a Pipeline slot takes exactly one parameter, by value (the input its "
-          "hooks pass on or rewrite), has a non-void result (what complete() and the "
-          "default produce) and no companion or concurrency option; Terminals<...> is for "
-          "Pipeline slots only");
+          "hookset: a Pipeline slot takes its input as its first parameter, by value (the "
+          "input its hooks pass on or rewrite), has a non-void result (what complete() "
+          "produces) and no companion or concurrency option; Terminals<...> is for Pipeline "
+          "slots only");
+    }
+  };
+  // A pipeline's other parameters reach every hook and the default as they are: no hook may
+  // change what the next one sees except through rewrite() of the input.
+  template <class T>
+  using is_writable_reference =
+      mp::mp_bool<std::is_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>>>;
+  struct pipeline_pass_through_read_only {
+    using params = typename Slot::parameter_types;
+    static constexpr bool holds = [] {
+      if constexpr (!opts::is_pipeline || mp::mp_empty<params>::value) return true;
+      else return mp::mp_none_of<mp::mp_pop_front<params>, is_writable_reference>::value;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a Pipeline slot's parameters after the input are passed unchanged "
+                    "to every hook and the default: take each by value or by const reference "
+                    "(const T&), not by non-const reference - only rewrite() changes what the "
+                    "next hook sees");
     }
   };
   struct void_alone {
@@ -171,7 +194,8 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(holds,
                     "hookset: the slot needs a default: `static R default_impl(Args...)` "
-                    "(or returning hookset::Task<R>), see ExpectedDefault");
+                    "(or returning hookset::Task<R>; a Pipeline + Fallback slot's default "
+                    "returns the slot's decision), see ExpectedDefault");
     }
   };
   template <class ExpectedDefault>
@@ -243,13 +267,14 @@ struct slot_rules {
   // The options first: the default and companion checks read the parsed options.
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, companions_once, aggregate_or_finalize,
-               output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits>();
+               output_produced, singleton_alone, void_alone, concurrency_fits, pipeline_fits,
+               pipeline_pass_through_read_only>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, companions_once,
                          aggregate_or_finalize, output_produced, singleton_alone, void_alone,
-                         concurrency_fits, pipeline_fits>();
+                         concurrency_fits, pipeline_fits, pipeline_pass_through_read_only>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,

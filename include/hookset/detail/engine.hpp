@@ -64,6 +64,10 @@ template <class T>
 inline constexpr bool is_rewrite = false;
 template <class T>
 inline constexpr bool is_rewrite<Rewrite<T>> = true;
+template <class T>
+inline constexpr bool is_complete = false;
+template <class T>
+inline constexpr bool is_complete<Complete<T>> = true;
 
 // Where a dispatch keeps one value of type T (nothing for void).
 template <class T>
@@ -648,8 +652,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (std::is_same_v<T, Pass>) kind = "pass";
       else if constexpr (is_rewrite<T>) kind = "rewrite";
       else if constexpr (std::is_same_v<T, Reject>) kind = "reject", reason = d.reason;
-      else if constexpr (std::is_same_v<T, Complete<typename Kind::default_result>>)
-        kind = "complete";
+      else if constexpr (is_complete<T>) kind = "complete";
       else {
         kind = unqualified(type_name<T>);
         if constexpr (requires { std::string_view(d.reason); }) reason = d.reason;
@@ -660,12 +663,31 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
                         kind, reason, rewritten);
   }
 
-  // A pipeline's asynchronous default: its output completes the pipeline.
+  // What a pipeline's default produced, as the dispatch's result: an output completes the
+  // pipeline; a deciding default's decision ends it as it is, a pass or rewrite as Pass ("run
+  // normally") on the input, rewritten or not.
+  template <class Produced>  // (Kind::default_result: a template, as it is void for some kinds)
+  output default_outcome(Produced&& produced) {
+    auto& input = std::get<0>(args_);
+    if constexpr (!Kind::default_decides) {
+      return output{Complete<typename Kind::default_result>{std::forward<Produced>(produced)},
+                    std::move(input), HookId{}};
+    } else {
+      return std::visit(
+          [&](auto& decided) -> output {
+            using T = std::remove_cvref_t<decltype(decided)>;
+            if constexpr (std::is_same_v<T, Pass>) return output{Pass{}, std::move(input), {}};
+            else if constexpr (is_rewrite<T>) return output{Pass{}, std::move(decided.input), {}};
+            else return output{std::move(decided), std::move(input), {}};
+          },
+          produced.variant());
+    }
+  }
+
+  // A pipeline's asynchronous default.
   static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output,
                                         dispatch* self) {
-    auto produced = co_await std::move(default_output);
-    co_return output{Complete<typename Kind::default_result>{std::move(produced)},
-                     std::move(std::get<0>(self->args_)), HookId{}};
+    co_return self->default_outcome(co_await std::move(default_output));
   }
 
   // Moves the newest output into the aggregate's list; nothing for other slots.
@@ -676,8 +698,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
       if (flags_ & broke) return true;  // a terminal decision made the result
-      return call_default(
-          &dispatch::complete);  // every hook passed: the default, on the final input
+      if constexpr (Kind::default_decides) {
+        // Hooks decided, and all passed: run normally, on the final input. (As for Fallback
+        // slots, hooks that all failed open leave the decision to the default.)
+        if (produced_ != 0) {
+          output_.emplace(output{Pass{}, std::move(std::get<0>(args_)), HookId{}});
+          return true;
+        }
+      }
+      // No hook decided (Fallback), or every hook passed: the default, on the final input.
+      return call_default(&dispatch::complete);
     }
     if constexpr (!Kind::is_always) {
       if (produced_ == 0) return run_sole_default();
@@ -1065,11 +1095,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & has_context) [[unlikely]]
       check_stop();
     if constexpr (Kind::is_pipeline) {
-      // The default completes the pipeline with its output, on the input as finally rewritten.
+      // The default ends the pipeline (default_outcome), on the input as finally rewritten.
       if (default_sync_) [[likely]] {
-        output_.emplace(
-            output{Complete<typename Kind::default_result>{call_with_args(default_sync_, nullptr)},
-                   std::move(std::get<0>(args_)), HookId{}});
+        output_.emplace(default_outcome(call_with_args(default_sync_, nullptr)));
         return true;
       }
       pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
