@@ -59,6 +59,12 @@ struct HookEvent {
   std::string_view decision;
   std::string_view reason;
   bool rewritten = false;
+  // Values, for a dispatch whose values were asked for (Observer::wants_values, or the slot's
+  // trace_values), rendered through hookset::value_format (format.hpp); empty otherwise, and for
+  // types without a rendering. Pipeline slots: the input as this hook saw it, and what its
+  // decision carries - the rewritten input, or the completed output.
+  std::string_view input;
+  std::string_view value;
 };
 
 struct Observer {
@@ -74,6 +80,16 @@ struct Observer {
   virtual bool wants_hook_events() const noexcept { return false; }
   virtual void on_hook_begin(const HookEvent& /*event*/) {}
   virtual void on_hook_end(const HookEvent& /*event*/) {}
+  // Values (opt-in): an observer that returns true here (asked once per dispatch, at its begin)
+  // gets each dispatch's result rendered (on_dispatch_result, before on_dispatch_end, when the
+  // dispatch succeeded) and, with hook events, the values of HookEvent. A slot asks for every
+  // observer of its dispatches with `static constexpr bool trace_values = true;`. Rendering
+  // happens only for those dispatches: see <hookset/format.hpp>.
+  virtual bool wants_values() const noexcept { return false; }
+  // `value`: the result (a pipeline's: its decision, e.g. "complete(...)", "reject(...)",
+  // "pass"); `input`: a pipeline's input as finally rewritten, empty for other slots.
+  virtual void on_dispatch_result(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/,
+                                  std::string_view /*value*/, std::string_view /*input*/) {}
 };
 
 // Picks one dispatch in `one_in` for per-hook events (counted across threads; 1: every one,

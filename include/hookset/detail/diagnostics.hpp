@@ -13,6 +13,7 @@
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/slot_traits.hpp>
+#include <hookset/format.hpp>
 
 namespace hookset::detail {
 
@@ -44,6 +45,28 @@ constexpr bool check_rules() {
 template <class C>
 inline constexpr bool is_builtin_chain =
     std::is_same_v<C, ShortCircuit> || std::is_same_v<C, FirstSuccess>;
+
+// The first value type of slot S that observer events would render but cannot (void: none):
+// with `trace_values`, its result - a pipeline's output and its input.
+template <class S, class Kind>
+constexpr auto first_unrenderable_value() {
+  using result = typename S::result_type;
+  using params = typename S::parameter_types;
+  if constexpr (!slot_traces_values<S>() || std::is_void_v<result>) {
+    return std::type_identity<void>{};
+  } else if constexpr (Kind::is_pipeline && !mp::mp_empty<params>::value) {
+    using input = std::remove_cvref_t<mp::mp_front<params>>;
+    if constexpr (!formattable<result>) return std::type_identity<result>{};
+    else if constexpr (!formattable<input>) return std::type_identity<input>{};
+    else return std::type_identity<void>{};
+  } else if constexpr (!Kind::is_pipeline && !formattable<typename Kind::output>) {
+    return std::type_identity<typename Kind::output>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+template <class S, class Kind>
+using unrenderable_value_t = typename decltype(first_unrenderable_value<S, Kind>())::type;
 
 template <class Slot>
 struct slot_rules {
@@ -259,6 +282,20 @@ struct slot_rules {
                     "(R) and Produced (R, or T with Output<T>)");
     }
   };
+  // A slot that asks for its values in observer events needs a rendering of each.
+  template <class Unrenderable>
+  struct values_renderable_for {
+    static constexpr bool holds = std::is_void_v<Unrenderable>;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the slot asks for its values in observer events (trace_values), "
+                    "but Unrenderable has no rendering: declare `std::string "
+                    "hookset_format(const T&)` in its namespace, or specialise "
+                    "hookset::value_format<T> (see <hookset/format.hpp>)");
+    }
+  };
+  using values_renderable = values_renderable_for<unrenderable_value_t<Slot, typename opts::kind>>;
+
   using aggregate_shape =
       aggregate_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
   using finalize_shape =
@@ -278,7 +315,7 @@ struct slot_rules {
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                         aggregate_shape, finalize_shape>();
+                         aggregate_shape, finalize_shape, values_renderable>();
   }
   static constexpr bool holds = [] {
     if constexpr (!options_hold)
@@ -286,7 +323,7 @@ struct slot_rules {
     else
       return all_hold<default_declared, default_shape,
                       builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                      aggregate_shape, finalize_shape>();
+                      aggregate_shape, finalize_shape, values_renderable>();
   }();
 };
 

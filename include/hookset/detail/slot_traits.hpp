@@ -227,6 +227,7 @@ struct slot_descriptor {
   typename Kind::default_sync_fn default_sync;
   typename Kind::default_async_fn default_async;
   FailurePolicy on_failure;  // for hooks registered without their own
+  bool trace_values;         // observers of its dispatches get values (format.hpp)
 };
 
 template <class S, class Params = typename S::parameter_types>
@@ -261,9 +262,20 @@ constexpr FailurePolicy slot_failure_policy() noexcept {
   else return FailurePolicy::propagate;
 }
 
+// Whether a slot asks for its values in observer events: `static constexpr bool trace_values`.
+template <class S>
+constexpr bool slot_traces_values() noexcept {
+  if constexpr (requires {
+                  { S::trace_values } -> std::convertible_to<bool>;
+                })
+    return S::trace_values;
+  else return false;
+}
+
 template <class S>
 constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
-  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>()};
+  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>(),
+                                         slot_traces_values<S>()};
   if constexpr (default_call<S>::kind == call_kind::sync)
     descriptor.default_sync = &default_call<S>::call_sync;
   else descriptor.default_async = &default_call<S>::call_async;
