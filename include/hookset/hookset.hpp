@@ -6,6 +6,7 @@
 #include <hookset/companions.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/executor.hpp>
+#include <hookset/format.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>

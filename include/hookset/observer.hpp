@@ -59,6 +59,12 @@ struct HookEvent {
   std::string_view decision;
   std::string_view reason;
   bool rewritten = false;
+  // Values, for a dispatch whose values were asked for (Observer::wants_values, or the slot's
+  // trace_values), rendered through hookset::value_format (format.hpp); empty otherwise, and for
+  // types without a rendering. Pipeline slots: the input as this hook saw it, and what its
+  // decision carries - the rewritten input, or the completed output.
+  std::string_view input;
+  std::string_view value;
 };
 
 struct Observer {
@@ -74,6 +80,16 @@ struct Observer {
   virtual bool wants_hook_events() const noexcept { return false; }
   virtual void on_hook_begin(const HookEvent& /*event*/) {}
   virtual void on_hook_end(const HookEvent& /*event*/) {}
+  // Values (opt-in): an observer that returns true here (asked once per dispatch, at its begin)
+  // gets each dispatch's result rendered (on_dispatch_result, before on_dispatch_end, when the
+  // dispatch succeeded) and, with hook events, the values of HookEvent. A slot asks for every
+  // observer of its dispatches with `static constexpr bool trace_values = true;`. Rendering
+  // happens only for those dispatches: see <hookset/format.hpp>.
+  virtual bool wants_values() const noexcept { return false; }
+  // `value`: the result (a pipeline's: its decision, e.g. "complete(...)", "reject(...)",
+  // "pass"); `input`: a pipeline's input as finally rewritten, empty for other slots.
+  virtual void on_dispatch_result(std::string_view /*slot*/, std::uint64_t /*dispatch_id*/,
+                                  std::string_view /*value*/, std::string_view /*input*/) {}
 };
 
 // Picks one dispatch in `one_in` for per-hook events (counted across threads; 1: every one,
@@ -114,17 +130,22 @@ inline bool observer_installed() noexcept {
   return installed_observer.load(std::memory_order_relaxed) != nullptr;
 }
 
-// Every call the library makes into an observer goes through notify. An observer watches; it
-// never changes an outcome: what it throws is dropped, so a registration, extend or dispatch
-// it reports on succeeds or fails exactly as it would without it (and reporting after a change
+// Every call the library makes into an observer goes through notify (or, where the call also
+// runs user code that renders values for it, tell_observer). An observer watches; it never
+// changes an outcome: what it throws is dropped, so a registration, extend or dispatch it
+// reports on succeeds or fails exactly as it would without it (and reporting after a change
 // cannot break that change's strong guarantee).
-template <class... Params, class... Args>
-void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... args) noexcept {
-  if (!observer) return;
+template <class Call>
+void tell_observer(Call&& call) noexcept {
   try {
-    (observer->*event)(std::forward<Args>(args)...);
+    std::forward<Call>(call)();
   } catch (...) {
   }
+}
+
+template <class... Params, class... Args>
+void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... args) noexcept {
+  if (observer) tell_observer([&] { (observer->*event)(std::forward<Args>(args)...); });
 }
 
 inline void warn(std::string_view slot, std::string_view message,

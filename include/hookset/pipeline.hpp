@@ -18,6 +18,20 @@
 // first terminal decision ends the dispatch; when every hook passes, the default runs on the
 // final input and its output completes it. The dispatch returns a PipelineResult: the terminal
 // decision and the input as finally rewritten.
+//
+// Parameters after the first are passed through: every hook and the default get them as the
+// caller gave them (by value or const reference), and no decision changes them.
+//
+//   struct DecideToolCall : hookset::Slot<ToolResult(ToolCall, const ToolMeta&),
+//                                         hookset::Pipeline, hookset::Fallback> {
+//     static hookset::Decision<ToolCall, ToolResult> default_impl(const ToolCall&,
+//                                                                const ToolMeta&);
+//   };
+//
+// With Fallback, the default decides like a hook - and runs only when no hook is registered
+// (as a Fallback slot's default). Once hooks are registered and all of them pass, the dispatch
+// ends in Pass: "run normally", on the input as finally rewritten (result.passed(),
+// result.input). A pass or rewrite from the default ends the dispatch the same way.
 
 #include <concepts>
 #include <string>
@@ -94,7 +108,8 @@ class Decision {
 };
 
 // What a pipeline dispatch returns: the terminal decision, the input as finally rewritten, and
-// the registration that decided (empty when every hook passed and the default completed).
+// the registration that decided (empty when every hook passed, or the default decided).
+// A Pipeline + Fallback slot's result lists Pass first among Custom: its "run normally".
 template <class Input, class Output, class... Custom>
 struct PipelineResult {
   std::variant<Complete<Output>, Reject, Custom...> decision;
@@ -103,6 +118,11 @@ struct PipelineResult {
 
   bool completed() const noexcept { return decision.index() == 0; }
   bool rejected() const noexcept { return decision.index() == 1; }
+  // Every hook passed, or the deciding default passed: run normally, on `input`.
+  bool passed() const noexcept {
+    if constexpr ((std::is_same_v<Custom, Pass> || ...)) return is<Pass>();
+    else return false;  // (a pipeline whose default completes never ends in Pass)
+  }
   template <class Alternative>
   bool is() const noexcept {
     return std::holds_alternative<Alternative>(decision);

@@ -25,8 +25,9 @@ namespace hookset {
 struct Always {};     // the default runs first, then every hook
 struct Fallback {};   // the default runs only when no hook does the job
 struct Singleton {};  // at most one hook, which replaces the default
-struct Pipeline {
-};  // each hook decides on the input: pass it on (maybe rewritten) or end (pipeline.hpp)
+// Each hook decides on the input: pass it on (maybe rewritten) or end (pipeline.hpp). A Pipeline
+// slot may add Fallback: its default then decides too, and only when no hook is registered.
+struct Pipeline {};
 
 // Companions, each naming a policy type with a call operator.
 template <class C>

@@ -9,11 +9,16 @@
 //    id "d<dispatch id>"), its end carrying hooks_run and the error, if any;
 //  - each hook inside it as a nested async slice (category "hook", named after the
 //    registration, or "hook #<id>"), its end carrying the outcome (ok, failed, timed_out,
-//    cancelled, skipped) and the error;
+//    cancelled, skipped), the error, and a pipeline hook's decision;
 //  - each warning as an instant event (ph "i", category "warning").
+// With include_values() (or a slot's trace_values), values too, rendered through
+// hookset::value_format (format.hpp): a dispatch's end carries its result ("value") and a
+// pipeline's final input ("input"); a pipeline hook's end, the input it saw and what its decision
+// carried. Without them nothing is rendered.
 // Timestamps are microseconds on the steady clock since the writer was created; "tid" is the
 // thread the event happened on. Written when the writer is flushed or destroyed.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -68,6 +73,13 @@ class TraceWriter : public Observer {
     }
   }
 
+  // Asks for values in the trace (see above): dispatch results and pipeline inputs.
+  TraceWriter& include_values(bool include = true) noexcept {
+    values_.store(include, std::memory_order_relaxed);
+    return *this;
+  }
+  bool wants_values() const noexcept override { return values_.load(std::memory_order_relaxed); }
+
   std::size_t event_count() const {
     std::lock_guard lock(mutex_);
     return events_.size();
@@ -82,13 +94,37 @@ class TraceWriter : public Observer {
   void on_dispatch_begin(std::string_view slot, std::uint64_t dispatch_id) override {
     record("b", "dispatch", slot, "d" + std::to_string(dispatch_id), "", nullptr);
   }
+  // Kept until the dispatch's end, which carries it.
+  void on_dispatch_result(std::string_view, std::uint64_t dispatch_id, std::string_view value,
+                          std::string_view input) override {
+    std::lock_guard lock(mutex_);
+    results_[dispatch_id] = {std::string(value), std::string(input)};
+  }
   void on_dispatch_end(std::string_view slot, std::uint64_t dispatch_id, std::size_t hooks_run,
                        std::exception_ptr error) override {
+    std::pair<std::string, std::string> result;
+    bool has_result = false;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto found = results_.find(dispatch_id); found != results_.end()) {
+        result = std::move(found->second);
+        has_result = true;
+        results_.erase(found);
+      }
+    }
     record("e", "dispatch", slot, "d" + std::to_string(dispatch_id), "", [&](std::ostream& args) {
       args << "\"hooks_run\":" << hooks_run;
       if (error) {
         args << ",\"error\":";
         quoted(args, describe(error));
+      }
+      if (has_result) {
+        args << ",\"value\":";
+        quoted(args, result.first);
+        if (!result.second.empty()) {
+          args << ",\"input\":";
+          quoted(args, result.second);
+        }
       }
     });
   }
@@ -107,6 +143,18 @@ class TraceWriter : public Observer {
       if (event.error) {
         args << ",\"error\":";
         quoted(args, describe(event.error));
+      }
+      if (!event.decision.empty()) {
+        args << ",\"decision\":";
+        quoted(args, event.decision);
+      }
+      if (!event.input.empty()) {
+        args << ",\"input\":";
+        quoted(args, event.input);
+      }
+      if (!event.value.empty()) {
+        args << ",\"value\":";
+        quoted(args, event.value);
       }
     });
   }
@@ -182,6 +230,8 @@ class TraceWriter : public Observer {
   mutable std::mutex mutex_;
   std::vector<std::string> events_;
   std::map<std::thread::id, std::size_t> threads_;
+  std::map<std::uint64_t, std::pair<std::string, std::string>> results_;  // value, input
+  std::atomic<bool> values_{false};
 };
 
 // A TraceWriter installed as the process-wide observer until it goes out of scope (then the

@@ -1,4 +1,4 @@
-// EXPECT: hookset: a Pipeline slot takes exactly one parameter, by value
+// EXPECT: hookset: a Pipeline slot takes its input as its first parameter, by value
 // EXPECT: GateToolCall
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>

@@ -15,6 +15,7 @@
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/slot_traits.hpp>
+#include <hookset/format.hpp>
 
 namespace hookset::detail {
 
@@ -47,6 +48,28 @@ template <class C>
 inline constexpr bool is_builtin_chain =
     std::is_same_v<C, ShortCircuit> || std::is_same_v<C, FirstSuccess>;
 
+// The first value type of slot S that observer events would render but cannot (void: none):
+// with `trace_values`, its result - a pipeline's output and its input.
+template <class S, class Kind>
+constexpr auto first_unrenderable_value() {
+  using result = typename S::result_type;
+  using params = typename S::parameter_types;
+  if constexpr (!slot_traces_values<S>() || std::is_void_v<result>) {
+    return std::type_identity<void>{};
+  } else if constexpr (Kind::is_pipeline && !mp::mp_empty<params>::value) {
+    using input = std::remove_cvref_t<mp::mp_front<params>>;
+    if constexpr (!formattable<result>) return std::type_identity<result>{};
+    else if constexpr (!formattable<input>) return std::type_identity<input>{};
+    else return std::type_identity<void>{};
+  } else if constexpr (!Kind::is_pipeline && !formattable<typename Kind::output>) {
+    return std::type_identity<typename Kind::output>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+template <class S, class Kind>
+using unrenderable_value_t = typename decltype(first_unrenderable_value<S, Kind>())::type;
+
 template <class Slot>
 struct slot_rules {
   using options = typename Slot::option_types;
@@ -74,12 +97,16 @@ struct slot_rules {
                     "hookset::Terminals<...> (Pipeline slots)");
     }
   };
+  // (Fallback beside Pipeline is the pipeline's default rule, not a second mode.)
   struct one_mode {
-    static constexpr bool holds = count<is_mode> == 1;
+    static constexpr bool holds =
+        count<is_mode> == 1 ||
+        (count<is_mode> == 2 && opts::is_pipeline && mp::mp_contains<options, Fallback>::value);
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback, "
-                    "hookset::Singleton or hookset::Pipeline");
+                    "hookset::Singleton or hookset::Pipeline (which may add hookset::Fallback: "
+                    "its default then decides, and only when no hook is registered)");
     }
   };
   struct companions_once {
@@ -139,13 +166,13 @@ struct slot_rules {
   // A pipeline's hooks decide on one input, which the dispatch owns (by value) and may rewrite;
   // they combine with nothing else.
   struct pipeline_fits {
-    static constexpr bool pipeline = std::is_same_v<typename opts::mode, Pipeline>;
+    static constexpr bool pipeline = opts::is_pipeline;
     using params = typename Slot::parameter_types;
     static constexpr bool holds = [] {
       if constexpr (!pipeline) {
         return count<is_terminals> == 0;
       } else {
-        if constexpr (mp::mp_size<params>::value != 1) return false;
+        if constexpr (mp::mp_empty<params>::value) return false;
         else
           return !std::is_reference_v<mp::mp_front<params>> &&
                  !std::is_const_v<mp::mp_front<params>> && !std::is_void_v<result> &&
@@ -155,10 +182,29 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(
           holds,
-          "hookset: a Pipeline slot takes exactly one parameter, by value (the input its "
-          "hooks pass on or rewrite), has a non-void result (what complete() and the "
-          "default produce) and no companion or concurrency option; Terminals<...> is for "
-          "Pipeline slots only");
+          "hookset: a Pipeline slot takes its input as its first parameter, by value (the "
+          "input its hooks pass on or rewrite), has a non-void result (what complete() "
+          "produces) and no companion or concurrency option; Terminals<...> is for Pipeline "
+          "slots only");
+    }
+  };
+  // A pipeline's other parameters reach every hook and the default as they are: no hook may
+  // change what the next one sees except through rewrite() of the input.
+  template <class T>
+  using is_writable_reference =
+      mp::mp_bool<std::is_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>>>;
+  struct pipeline_pass_through_read_only {
+    using params = typename Slot::parameter_types;
+    static constexpr bool holds = [] {
+      if constexpr (!opts::is_pipeline || mp::mp_empty<params>::value) return true;
+      else return mp::mp_none_of<mp::mp_pop_front<params>, is_writable_reference>::value;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a Pipeline slot's parameters after the input are passed unchanged "
+                    "to every hook and the default: take each by value or by const reference "
+                    "(const T&), not by non-const reference - only rewrite() changes what the "
+                    "next hook sees");
     }
   };
   struct void_alone {
@@ -174,7 +220,8 @@ struct slot_rules {
     static constexpr void report() {
       static_assert(holds,
                     "hookset: the slot needs a default: `static R default_impl(Args...)` "
-                    "(or returning hookset::Task<R>), see ExpectedDefault");
+                    "(or returning hookset::Task<R>; a Pipeline + Fallback slot's default "
+                    "returns the slot's decision), see ExpectedDefault");
     }
   };
   template <class ExpectedDefault>
@@ -238,6 +285,20 @@ struct slot_rules {
                     "(R) and Produced (R, or T with Output<T>)");
     }
   };
+  // A slot that asks for its values in observer events needs a rendering of each.
+  template <class Unrenderable>
+  struct values_renderable_for {
+    static constexpr bool holds = std::is_void_v<Unrenderable>;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: the slot asks for its values in observer events (trace_values), "
+                    "but Unrenderable has no rendering: declare `std::string "
+                    "hookset_format(const T&)` in its namespace, or specialise "
+                    "hookset::value_format<T> (see <hookset/format.hpp>)");
+    }
+  };
+  using values_renderable = values_renderable_for<unrenderable_value_t<Slot, typename opts::kind>>;
+
   using aggregate_shape =
       aggregate_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
   using finalize_shape =
@@ -249,17 +310,17 @@ struct slot_rules {
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
                companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-               pipeline_fits>();
+               pipeline_fits, pipeline_pass_through_read_only>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
                          companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-                         pipeline_fits>();
+                         pipeline_fits, pipeline_pass_through_read_only>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                         aggregate_shape, finalize_shape>();
+                         aggregate_shape, finalize_shape, values_renderable>();
   }
   static constexpr bool holds = [] {
     if constexpr (!options_hold)
@@ -267,7 +328,7 @@ struct slot_rules {
     else
       return all_hold<default_declared, default_shape,
                       builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                      aggregate_shape, finalize_shape>();
+                      aggregate_shape, finalize_shape, values_renderable>();
   }();
 };
 

@@ -53,6 +53,7 @@
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/detail/type_name.hpp>
 #include <hookset/errors.hpp>
+#include <hookset/format.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/stop_token.hpp>
@@ -65,6 +66,10 @@ template <class T>
 inline constexpr bool is_rewrite = false;
 template <class T>
 inline constexpr bool is_rewrite<Rewrite<T>> = true;
+template <class T>
+inline constexpr bool is_complete = false;
+template <class T>
+inline constexpr bool is_complete<Complete<T>> = true;
 
 // Where a dispatch keeps one value of type T (nothing for void).
 template <class T>
@@ -117,21 +122,31 @@ struct dispatch_observers {
   bool global_hook_events;  // what each asked for, once, at the begin (a sampling observer
   bool set_hook_events;     // answers differently from one dispatch to the next)
   bool hook_events;
+  bool values;  // render values for the events (the slot or an observer asked: format.hpp)
   // One clock reading per hook boundary: the end of a hook is the begin of the next one when
   // the next one starts right after it (has_boundary), without suspending in between.
   bool has_boundary;
   hook_clock::ticks boundary;
 
-  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer) noexcept {
+  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
+             bool slot_values = false) noexcept {
     global = process_wide;
     set = set_observer;
     id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
     global_hook_events = global && global->wants_hook_events();
     set_hook_events = set && set->wants_hook_events();
     hook_events = global_hook_events || set_hook_events;
+    values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
     has_boundary = false;
     notify(global, &Observer::on_dispatch_begin, slot, id);
     notify(set, &Observer::on_dispatch_begin, slot, id);
+  }
+
+  // A successful dispatch's result, rendered (when `values`), told before its end.
+  void result(std::string_view slot, std::string_view value, std::string_view input) noexcept {
+    if (global && current_observer() == global)
+      tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
+    if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
   }
 
   void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
@@ -409,7 +424,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     next_ = count_ = produced_ = plain_end_ = 0;
     Observer* const global = current_observer();
     if (global || set_observer_) [[unlikely]] {
-      observers_.begin(slot_->name, global, set_observer_);
+      observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
       flags_ |= observed;
       if (observers_.hook_events) flags_ |= hook_events;
     }
@@ -453,8 +468,46 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
   void complete(const std::exception_ptr& error) noexcept {
     if (flags_ & has_context) context_->end();
-    if (flags_ & observed) [[unlikely]]
+    if (flags_ & observed) [[unlikely]] {
+      if (!error && observers_.values) report_result();
       observers_.end(slot_->name, next_, error);
+    }
+  }
+
+  // The dispatch's result, rendered for observers that asked for values (a pipeline's: its
+  // decision and its final input). What rendering throws is dropped, as an observer's would be.
+  void report_result() noexcept {
+    if constexpr (Kind::has_producer) {
+      if (output_) tell_result(*output_);
+    } else if constexpr (!std::is_void_v<output>) {
+      if (value_) tell_result(*value_);
+    }
+  }
+  template <class Produced>
+  void tell_result(const Produced& produced) noexcept {
+    tell_observer([&] {
+      if constexpr (Kind::is_pipeline) {
+        const std::string value = std::visit(
+            [&](const auto& decided) { return render_decision(decided); }, produced.decision);
+        observers_.result(slot_->name, value, render_value(produced.input));
+      } else {
+        observers_.result(slot_->name, render_value(produced), {});
+      }
+    });
+  }
+
+  // A pipeline decision as text: its kind, and what it carries ("complete(<output>)",
+  // "reject(<reason>)", "rewrite(<input>)", "pass", or a custom kind's type name).
+  template <class Decided>
+  static std::string render_decision(const Decided& decided) {
+    if constexpr (std::is_same_v<Decided, Pass>) return "pass";
+    else if constexpr (is_rewrite<Decided>) return "rewrite(" + render_value(decided.input) + ")";
+    else if constexpr (is_complete<Decided>)
+      return "complete(" + render_value(decided.output) + ")";
+    else if constexpr (std::is_same_v<Decided, Reject>) return "reject(" + decided.reason + ")";
+    else if constexpr (formattable<Decided>)
+      return std::string(unqualified(type_name<Decided>)) + "(" + render_value(decided) + ")";
+    else return std::string(unqualified(type_name<Decided>));
   }
 
   dispatch_context& context() {
@@ -648,24 +701,67 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (std::is_same_v<T, Pass>) kind = "pass";
       else if constexpr (is_rewrite<T>) kind = "rewrite";
       else if constexpr (std::is_same_v<T, Reject>) kind = "reject", reason = d.reason;
-      else if constexpr (std::is_same_v<T, Complete<typename Kind::default_result>>)
-        kind = "complete";
+      else if constexpr (is_complete<T>) kind = "complete";
       else {
         kind = unqualified(type_name<T>);
         if constexpr (requires { std::string_view(d.reason); }) reason = d.reason;
       }
         },
         decision);
-    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, HookOutcome::ok, nullptr,
-                        kind, reason, rewritten);
+    if (!observers_.values) [[likely]] {
+      observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, HookOutcome::ok,
+                          nullptr, kind, reason, rewritten);
+      return;
+    }
+    // Values asked for: the input as this hook saw it (not yet rewritten), and what the
+    // decision carries. A rendering that throws leaves the values out.
+    std::string input, value;
+    tell_observer([&] {
+      input = render_value(std::get<0>(args_));
+      std::visit(
+          [&](const auto& d) {
+        using T = std::remove_cvref_t<decltype(d)>;
+        if constexpr (is_rewrite<T>) value = render_value(d.input);
+        else if constexpr (is_complete<T>) value = render_value(d.output);
+        else if constexpr (!std::is_same_v<T, Pass> && !std::is_same_v<T, Reject>)
+          value = render_value(d);
+          },
+          decision);
+    });
+    HookEvent event = observers_.hook_event(slot_->name, hook, hook_position_);
+    event.decision = kind;
+    event.reason = reason;
+    event.rewritten = rewritten;
+    event.input = input;
+    event.value = value;
+    observers_.tell_hook_end(event, hook_started_);
   }
 
-  // A pipeline's asynchronous default: its output completes the pipeline.
+  // What a pipeline's default produced, as the dispatch's result: an output completes the
+  // pipeline; a deciding default's decision ends it as it is, a pass or rewrite as Pass ("run
+  // normally") on the input, rewritten or not.
+  template <class Produced>  // (Kind::default_result: a template, as it is void for some kinds)
+  output default_outcome(Produced&& produced) {
+    auto& input = std::get<0>(args_);
+    if constexpr (!Kind::default_decides) {
+      return output{Complete<typename Kind::default_result>{std::forward<Produced>(produced)},
+                    std::move(input), HookId{}};
+    } else {
+      return std::visit(
+          [&](auto& decided) -> output {
+            using T = std::remove_cvref_t<decltype(decided)>;
+            if constexpr (std::is_same_v<T, Pass>) return output{Pass{}, std::move(input), {}};
+            else if constexpr (is_rewrite<T>) return output{Pass{}, std::move(decided.input), {}};
+            else return output{std::move(decided), std::move(input), {}};
+          },
+          produced.variant());
+    }
+  }
+
+  // A pipeline's asynchronous default.
   static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output,
                                         dispatch* self) {
-    auto produced = co_await std::move(default_output);
-    co_return output{Complete<typename Kind::default_result>{std::move(produced)},
-                     std::move(std::get<0>(self->args_)), HookId{}};
+    co_return self->default_outcome(co_await std::move(default_output));
   }
 
   // Moves the newest output into the aggregate's list; nothing for other slots.
@@ -676,8 +772,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
       if (flags_ & broke) return true;  // a terminal decision made the result
-      return call_default(
-          &dispatch::complete);  // every hook passed: the default, on the final input
+      if constexpr (Kind::default_decides) {
+        // Hooks decided, and all passed: run normally, on the final input. (As for Fallback
+        // slots, hooks that all failed open leave the decision to the default.)
+        if (produced_ != 0) {
+          output_.emplace(output{Pass{}, std::move(std::get<0>(args_)), HookId{}});
+          return true;
+        }
+      }
+      // No hook decided (Fallback), or every hook passed: the default, on the final input.
+      return call_default(&dispatch::complete);
     }
     if constexpr (!Kind::is_always) {
       if (produced_ == 0) return run_sole_default();
@@ -1065,11 +1169,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & has_context) [[unlikely]]
       check_stop();
     if constexpr (Kind::is_pipeline) {
-      // The default completes the pipeline with its output, on the input as finally rewritten.
+      // The default ends the pipeline (default_outcome), on the input as finally rewritten.
       if (default_sync_) [[likely]] {
-        output_.emplace(
-            output{Complete<typename Kind::default_result>{call_with_args(default_sync_, nullptr)},
-                   std::move(std::get<0>(args_)), HookId{}});
+        output_.emplace(default_outcome(call_with_args(default_sync_, nullptr)));
         return true;
       }
       pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));

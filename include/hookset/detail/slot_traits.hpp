@@ -113,18 +113,27 @@ struct function_pointer {
   using fn = Ret (*)(P...);
 };
 
-// A pipeline slot R(Input): what its hooks return, and what its dispatch returns.
-template <class R, class Params, class Terminals, bool IsPipeline>
+// The mode a slot declared with both Pipeline and Fallback is keyed by: a pipeline whose default
+// decides like a hook, and runs only when no hook does (see pipeline.hpp).
+struct fallback_pipeline {};
+
+// A pipeline slot R(Input, PassThrough...): what its hooks return, and what its dispatch
+// returns. Only the input is threaded (and rewritten); the rest reach every hook unchanged.
+template <class R, class Params, class Terminals, bool IsPipeline, bool DefaultDecides>
 struct pipeline_types {
   using decision = R;  // not a pipeline: hooks produce R
   template <class Output>
   using result = Output;
 };
-template <class R, class Input, class... Custom>
-struct pipeline_types<R, mp::mp_list<Input>, Terminals<Custom...>, true> {
+template <class R, class Input, class... PassThrough, class... Custom, bool DefaultDecides>
+struct pipeline_types<R, mp::mp_list<Input, PassThrough...>, Terminals<Custom...>, true,
+                      DefaultDecides> {
   using decision = Decision<Input, R, Custom...>;
+  // A deciding default is not run once hooks are registered: when they all pass, the dispatch
+  // ends in Pass ("run normally", on the input as finally rewritten).
   template <class>
-  using result = PipelineResult<Input, R, Custom...>;
+  using result = std::conditional_t<DefaultDecides, PipelineResult<Input, R, Pass, Custom...>,
+                                    PipelineResult<Input, R, Custom...>>;
 };
 
 template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC,
@@ -135,12 +144,17 @@ template <class R, class... A, class Mode, class ChainC, class AggregateC, class
           class OutputOption, std::size_t Concurrency, class TerminalsOption>
 struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption,
                  Concurrency, TerminalsOption> {
-  static constexpr bool is_pipeline = std::is_same_v<Mode, Pipeline>;
-  using pipeline = pipeline_types<R, mp::mp_list<std::remove_cvref_t<A>...>, TerminalsOption,
-                                  is_pipeline && sizeof...(A) == 1 && !std::is_void_v<R>>;
-  // What the default produces; what each hook produces (a pipeline's hooks: a Decision).
-  using default_result = R;
+  static constexpr bool is_pipeline =
+      std::is_same_v<Mode, Pipeline> || std::is_same_v<Mode, fallback_pipeline>;
+  // A Pipeline + Fallback slot: the default decides (returns a Decision), only without hooks.
+  static constexpr bool default_decides = std::is_same_v<Mode, fallback_pipeline>;
+  using pipeline =
+      pipeline_types<R, mp::mp_list<std::remove_cvref_t<A>...>, TerminalsOption,
+                     is_pipeline && sizeof...(A) >= 1 && !std::is_void_v<R>, default_decides>;
+  // What each hook produces (a pipeline's hooks: a Decision); what the default produces (R, or
+  // a Decision where the default decides).
   using result = typename pipeline::decision;
+  using default_result = std::conditional_t<default_decides, result, R>;
   using parameters = mp::mp_list<A...>;
   using mode = Mode;
   using chain = ChainC;
@@ -169,8 +183,8 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   // The default (and every hook of a non-fold slot) is called as `f(object, args...)`; a fold
   // slot's hooks also get `last`, as last_wire says. `object` is the hook (null for the default).
   using wire = typename last_wire<R, is_fold>::type;
-  using default_sync_fn = R (*)(void*, arg_ref_t<A>...);
-  using default_async_fn = Task<R> (*)(void*, arg_ref_t<A>...);
+  using default_sync_fn = default_result (*)(void*, arg_ref_t<A>...);
+  using default_async_fn = Task<default_result> (*)(void*, arg_ref_t<A>...);
   using hook_sync_fn = mp::mp_apply_q<function_pointer<result>,
                                       mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
   using hook_async_fn = mp::mp_apply_q<function_pointer<Task<result>>,
@@ -181,7 +195,12 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
 template <class S>
 struct slot_options {
   using options = typename S::option_types;
-  using mode = mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_mode>, void>>;
+  // Pipeline may take Fallback beside it (the default's rule, not a second mode).
+  static constexpr bool is_pipeline = mp::mp_contains<options, Pipeline>::value;
+  using mode =
+      mp::mp_if_c<is_pipeline,
+                  mp::mp_if<mp::mp_contains<options, Fallback>, fallback_pipeline, Pipeline>,
+                  mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_mode>, void>>>;
   using chain = option_type<options, is_chain>;
   using aggregate = option_type<options, is_aggregate>;
   using finalize = option_type<options, is_finalize>;
@@ -208,13 +227,14 @@ struct slot_descriptor {
   typename Kind::default_sync_fn default_sync;
   typename Kind::default_async_fn default_async;
   FailurePolicy on_failure;  // for hooks registered without their own
+  bool trace_values;         // observers of its dispatches get values (format.hpp)
 };
 
 template <class S, class Params = typename S::parameter_types>
 struct default_call;
 template <class S, class... A>
 struct default_call<S, mp::mp_list<A...>> {
-  using result = typename S::result_type;
+  using result = typename kind_of<S>::default_result;
   static constexpr bool declared = requires { &S::default_impl; };
   static constexpr call_kind kind = [] {
     if constexpr (requires(arg_ref_t<A>... a) { S::default_impl(a...); })
@@ -242,9 +262,20 @@ constexpr FailurePolicy slot_failure_policy() noexcept {
   else return FailurePolicy::propagate;
 }
 
+// Whether a slot asks for its values in observer events: `static constexpr bool trace_values`.
+template <class S>
+constexpr bool slot_traces_values() noexcept {
+  if constexpr (requires {
+                  { S::trace_values } -> std::convertible_to<bool>;
+                })
+    return S::trace_values;
+  else return false;
+}
+
 template <class S>
 constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
-  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>()};
+  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>(),
+                                         slot_traces_values<S>()};
   if constexpr (default_call<S>::kind == call_kind::sync)
     descriptor.default_sync = &default_call<S>::call_sync;
   else descriptor.default_async = &default_call<S>::call_async;
