@@ -1,5 +1,5 @@
 // EXPECT: hookset: the slot's default_impl must be callable as ExpectedDefault
-// EXPECT: Decision<std::(__cxx11::)?basic_string<char
+// EXPECT: Decision<std::(__cxx11::|__1::)?(basic_string<char|string)
 // EXPECT: DecideByOutput
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>
