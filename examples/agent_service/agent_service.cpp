@@ -490,7 +490,8 @@ class Server {
       signals_.cancel(ignored);
     });
     std::lock_guard lock(sessions_mutex_);
-    for (const auto& [id, weak] : sessions_) {
+    for (const auto& entry : sessions_) {
+      std::weak_ptr<Connection> weak = entry.second;
       if (auto connection = weak.lock()) {
         // On the connection's strand: an idle read ends at once; a request in flight is still
         // answered, and its session then sees the stop instead of reading again.
@@ -580,12 +581,12 @@ class Server {
 
   net::awaitable<bool> answer(beast::tcp_stream& stream, Response response, bool keep_alive) {
     response.keep_alive(keep_alive);
-    const unsigned status = response.result_int();
+    // Counted before it is sent: a client that has its answer finds it counted.
+    metrics_.count_response(response.result_int());
     stream.expires_after(30s);
     auto [error, bytes] =
         co_await http::async_write(stream, response, net::as_tuple(net::use_awaitable));
     (void)bytes;
-    metrics_.count_response(status);
     co_return !error;
   }
 
