@@ -556,9 +556,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     state.started = handle.index + 1;
     const std::vector<entry>& interceptors = self.list_->interceptors;
     if (handle.index < interceptors.size()) {
-      if constexpr (std::is_void_v<output>)
-        co_await self.run_interceptor(interceptors[handle.index], handle.index, args...);
-      else co_return co_await self.run_interceptor(interceptors[handle.index], handle.index, args...);
+      const entry& interceptor = interceptors[handle.index];
+      const next_handle next{&self, handle.index + 1};
+      if (self.flags_ & hook_events) {
+        co_return co_await self.run_interceptor(interceptor, handle.index, args...);
+      } else if (interceptor.sync) {
+        co_return reinterpret_cast<interceptor_sync_fn>(interceptor.sync)(interceptor.object, next,
+                                                                          args...);
+      } else {
+        co_return co_await reinterpret_cast<interceptor_async_fn>(interceptor.async)(
+            interceptor.object, next, args...);
+      }
     } else {
       dispatch rest(state.snapshot, *self.slot_, nullptr, static_cast<bound_t<A>&&>(args)...);
       rest.set_context(new dispatch_context((self.flags_ & has_context)
@@ -576,10 +584,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const next_handle next{this, index + 1};
     const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
     const auto async = reinterpret_cast<interceptor_async_fn>(interceptor.async);
-    if (!(flags_ & hook_events)) {
-      if (sync) co_return sync(interceptor.object, next, args...);
-      co_return co_await async(interceptor.object, next, args...);
-    }
     HookEvent event = observers_.hook_event(slot_->name, interceptor, index);
     event.interceptor = true;
     const hook_clock::ticks started = observers_.tell_hook_begin(event);
