@@ -153,7 +153,7 @@ TEST_CASE("keyed Always and Fallback fold slots: the default runs for a key with
   CHECK(log == Log{"default b"});
 }
 
-TEST_CASE("keyed Singleton: per key, the last selecting registration in the slot's order runs; "
+TEST_CASE("keyed Singleton: per key, the last selecting registration in the slot's order runs - "
           "a registration replaces the one with the same selector") {
   test_support::RecordingObserver observer;
   Set set;
