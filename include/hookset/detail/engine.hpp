@@ -371,7 +371,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
   // long as the dispatch.
   dispatch&& keeping(std::shared_ptr<const void> owner) && {
-    if (flags_ & keeps_owner) owner_kept_.destroy();
+    if (flags_ & keeps_owner) {
+      // Something is kept already (a keyed slot's per-key list, detail/keyed_index.hpp): keep
+      // both.
+      using both = std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>;
+      owner = std::make_shared<const both>(owner_kept_.get(), std::move(owner));
+      owner_kept_.destroy();
+    }
     owner_kept_.emplace(std::move(owner));
     flags_ |= keeps_owner;
     return std::move(*this);

@@ -96,6 +96,10 @@ struct hook_list {
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
+  // Keyed slots (detail/keyed_index.hpp): the per-key lists derived from `hooks`, and what
+  // derives them again after every change (null for a slot that is not keyed).
+  std::shared_ptr<const void> keyed;
+  std::shared_ptr<const void> (*index_keys)(const hook_list&) = nullptr;
 
   hook_list() = default;
   hook_list(const hook_list& other)
@@ -108,7 +112,9 @@ struct hook_list {
         interceptors_base(other.interceptors_base),
         chain(other.chain),
         aggregate(other.aggregate),
-        finalize(other.finalize) {}
+        finalize(other.finalize),
+        keyed(other.keyed),
+        index_keys(other.index_keys) {}
   hook_list& operator=(const hook_list&) = delete;
 
   // The hooks in priority and registration order.
@@ -177,7 +183,9 @@ class hook_list_owner {
   // `edit` must itself leave the list unchanged when it throws.
   template <class Edit>
   void modify(Edit&& edit) {
-    if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1) {
+    // (A keyed list is never edited in place: deriving its index may throw after the edit.)
+    if (list_ && sync_dispatch_depth == 0 && !list_->index_keys &&
+        list_->refs.load(std::memory_order_acquire) == 1) {
       std::forward<Edit>(edit)(*list_);
       list_->summarize();
       return;
@@ -186,6 +194,7 @@ class hook_list_owner {
     if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
     std::forward<Edit>(edit)(*fresh);
     fresh->summarize();
+    if (fresh->index_keys) fresh->keyed = fresh->index_keys(*fresh);
     retire(std::exchange(list_, fresh.release()));
   }
 
@@ -377,6 +386,7 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
     if (source->chain) list.chain = source->chain;
     if (source->aggregate) list.aggregate = source->aggregate;
     if (source->finalize) list.finalize = source->finalize;
+    if (source->index_keys) list.index_keys = source->index_keys;
   });
   if (replaces_singleton) warn(slot, "singleton hook replaced by extend", observer);
   if (replaces_companion) warn(slot, "configured companion replaced by extend", observer);
