@@ -574,7 +574,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             interceptor.object, next, args...);
       }
     } else {
-      dispatch rest(state.snapshot, *self.slot_, nullptr, static_cast<bound_t<A>&&>(args)...);
+      // (The set's observer too: its hooks' warnings, a fail-open skip say, are the set's.)
+      dispatch rest(state.snapshot, *self.slot_, self.set_observer_,
+                    static_cast<bound_t<A>&&>(args)...);
       rest.set_context(new dispatch_context((self.flags_ & has_context)
                                                 ? self.context_->inherited_options()
                                                 : CallOptions{}));

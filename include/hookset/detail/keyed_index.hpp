@@ -204,6 +204,8 @@ struct keyed_index {
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
+  // The slot's interceptors (set.intercept<S>, set.intercept_all): every key's dispatch runs them.
+  std::vector<hook_entry> interceptors;
 
   const hook_list_owner* find(key_lookup_t<K> key) const {
     auto found = exact.find(key);
@@ -220,10 +222,13 @@ struct keyed_index {
   hook_list_owner owner_of(std::vector<hook_entry> hooks, const hook_list_owner* before) const {
     if (before) {
       const hook_list* old = before->current();
-      if (old && old->chain == chain && old->aggregate == aggregate &&
-          old->finalize == finalize &&
-          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(),
-                     [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; }))
+      const auto same = [](const hook_entry& a, const hook_entry& b) {
+        return a.record == b.record;
+      };
+      if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
+          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
+          std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
+                     old->interceptors.end(), same))
         return *before;
     }
     hook_list_owner owner;
@@ -232,6 +237,7 @@ struct keyed_index {
       list.chain = chain;
       list.aggregate = aggregate;
       list.finalize = finalize;
+      list.interceptors = interceptors;
     });
     return owner;
   }
@@ -245,6 +251,7 @@ struct keyed_index {
     index->chain = all.chain;
     index->aggregate = all.aggregate;
     index->finalize = all.finalize;
+    index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
     std::unordered_map<K, std::vector<std::size_t>, typename lookup::hash, typename lookup::equal>
