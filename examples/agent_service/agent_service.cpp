@@ -7,14 +7,16 @@
 //   GET  /metrics   requests by route and status, and every slot's dispatch count and latency
 //   POST /shutdown  stops the service (as SIGINT and SIGTERM do)
 //
-// A call is first checked by the CheckTool pipeline: an audit hook seeing every call, a hook for
-// the fs_* tools normalising their path (a rewrite the answer shows), and per-tool policy gates
-// (shell refused, fs_write refused outside the workspace, http_get for https only); when every
-// hook passes, the slot's default runs the tool. Then the AuditCall slot runs its audit hooks
-// concurrently, as asio::awaitable coroutines on the io_context: each with its own time limit,
-// and one of them (an export to a remote log that never answers) cut off after 50 ms and
-// skipped (FailOpen), so the answer still comes. The tools are simulated: fs_* work on an
-// in-memory workspace, http_get and shell never leave the process.
+// A call is first checked by CheckTool, a pipeline slot keyed by the tool's name: an audit hook
+// for every key, a hook for the keys matching "fs_*" normalising the path (a rewrite the answer
+// shows), and per-tool gates on exact keys (shell refused, fs_write refused outside the
+// workspace, http_get for https only); when every hook passes, the slot's default runs the
+// tool. Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
+// on the io_context: each with its own time limit, and one of them (an export to a remote log
+// that never answers) cut off after 50 ms and skipped (FailOpen), so the answer still comes.
+// One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
+// --trace, a hookset::TraceWriter records every dispatch, hook and warning. The tools are
+// simulated: fs_* work on an in-memory workspace, http_get and shell never leave the process.
 //
 // Usage: example_agent_service [--port N] [--port-file F] [--trace F]
 //   --port 0 (the default) binds a free port; --port-file receives the bound port once the
@@ -178,10 +180,11 @@ struct ToolCall {
 };
 
 // The policy pipeline of a tool call: hooks pass, rewrite or refuse it; when all pass, the
-// default runs the tool on the call as finally rewritten. The tool's name comes last: every hook
-// gets it, and a hook for one tool or a family of tools looks at it.
-struct CheckTool
-    : hookset::Slot<json::value(ToolCall call, std::string_view tool), hookset::Pipeline> {
+// default runs the tool on the call as finally rewritten. Keyed by the tool's name (the last
+// parameter): a hook is registered for one tool, a family of tools (a glob) or every tool, and a
+// call runs only the hooks of its tool.
+struct CheckTool : hookset::Slot<json::value(ToolCall call, std::string_view tool),
+                                 hookset::Pipeline, hookset::Keyed> {
   static json::value default_impl(const ToolCall& call, std::string_view tool) {
     const Tool* found = tool_registry().find(tool);
     if (!found) throw ToolError("unknown tool: " + std::string(tool));
@@ -210,7 +213,8 @@ struct AuditCall : hookset::Slot<std::optional<std::string>(ToolCall call, std::
 using ServiceHooks = hookset::HookSet<CheckTool, AuditCall>;
 
 // ---------------------------------------------------------------------------------------------
-// Metrics: HTTP requests and responses, and per slot the dispatches, errors and latency.
+// Metrics: HTTP requests and responses, per slot the dispatches, errors and latency (measured by
+// a set-wide interceptor, add_metrics), and the audit hooks skipped (reported to this observer).
 // ---------------------------------------------------------------------------------------------
 
 class Metrics : public hookset::Observer {
@@ -240,18 +244,15 @@ class Metrics : public hookset::Observer {
     return requests_;
   }
 
-  void on_dispatch_begin(std::string_view, std::uint64_t dispatch_id) override {
+  void record_dispatch(std::string_view slot, clock::duration took, bool failed) {
+    const auto us = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(took).count());
     std::lock_guard lock(mutex_);
-    started_[dispatch_id] = clock::now();
-  }
-  void on_dispatch_end(std::string_view slot, std::uint64_t dispatch_id, std::size_t,
-                       std::exception_ptr error) override {
-    const auto now = clock::now();
-    std::lock_guard lock(mutex_);
-    auto started = started_.find(dispatch_id);
-    if (started == started_.end()) return;
-    record_dispatch(slot, now - started->second, error != nullptr);
-    started_.erase(started);
+    SlotStats& stats = slots_[std::string(slot)];
+    ++stats.count;
+    stats.errors += failed ? 1 : 0;
+    stats.total_us += us;
+    stats.max_us = std::max(stats.max_us, us);
   }
   // The fail-open policy reports each hook it skipped as a warning.
   void on_warning(std::string_view slot, std::string_view message) override {
@@ -286,15 +287,6 @@ class Metrics : public hookset::Observer {
     std::uint64_t total_us = 0;
     std::uint64_t max_us = 0;
   };
-  void record_dispatch(std::string_view slot, clock::duration took, bool failed) {
-    const auto us = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(took).count());
-    SlotStats& stats = slots_[std::string(slot)];
-    ++stats.count;
-    stats.errors += failed ? 1 : 0;
-    stats.total_us += us;
-    stats.max_us = std::max(stats.max_us, us);
-  }
   static json::object to_object(const std::map<std::string, std::uint64_t>& counts) {
     json::object object;
     for (const auto& [name, count] : counts) object[name] = count;
@@ -314,8 +306,25 @@ class Metrics : public hookset::Observer {
   std::map<std::string, std::uint64_t> tool_calls_;
   std::map<std::string, std::uint64_t> skipped_;
   std::map<std::string, SlotStats> slots_;
-  std::map<std::uint64_t, clock::time_point> started_;
 };
+
+// Around every dispatch of every slot of the set (one interceptor, set-wide): its count,
+// latency and failures.
+void add_metrics(ServiceHooks& hooks, Metrics& metrics) {
+  hooks.intercept_all(
+      [&metrics](auto next, auto&&... args) -> hookset::Task<typename decltype(next)::output> {
+        const auto start = Metrics::clock::now();
+        try {
+          auto output = co_await next(args...);
+          metrics.record_dispatch(next.slot_name(), Metrics::clock::now() - start, false);
+          co_return output;
+        } catch (...) {
+          metrics.record_dispatch(next.slot_name(), Metrics::clock::now() - start, true);
+          throw;
+        }
+      },
+      {.name = "metrics"});
+}
 
 // ---------------------------------------------------------------------------------------------
 // The hooks.
@@ -335,25 +344,10 @@ bool inside_workspace(std::string_view path) {
          path[workspace_root.size()] == '/';
 }
 
-// A hook of CheckTool that applies to the tools `applies` accepts and passes every other call.
-template <class Applies, class Hook>
-auto for_tools(Applies applies, Hook hook) {
-  return [applies, hook](const ToolCall& call,
-                         std::string_view tool) -> hookset::decision_t<CheckTool> {
-    if (!applies(tool)) return hookset::pass();
-    return hook(call, tool);
-  };
-}
-auto tool_named(std::string_view name) {
-  return [name](std::string_view tool) { return tool == name; };
-}
-auto tool_family(std::string_view prefix) {
-  return [prefix](std::string_view tool) { return tool.starts_with(prefix); };
-}
-
 void add_policies(ServiceHooks& hooks, Metrics& metrics) {
-  // Every call, first: counted per tool.
+  // Every call (any key), first: counted per tool.
   hooks.add<CheckTool>(
+      hookset::any_key,
       [&metrics](const ToolCall&, std::string_view tool) -> hookset::decision_t<CheckTool> {
         metrics.count_tool_call(tool);
         return hookset::pass();
@@ -361,41 +355,41 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
       {.name = "audit-every-call", .priority = hookset::Priority{-100}});
   // The fs_* tools: a string path, normalised (the rewritten call is what the tool gets).
   hooks.add<CheckTool>(
-      for_tools(tool_family("fs_"),
-                [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
-                  const json::value* path = call.args.if_contains("path");
-                  if (!path || !path->is_string())
-                    return hookset::reject("fs tools need a string \"path\" argument");
-                  std::string normal = normalise_path(path->get_string());
-                  if (normal == path->get_string()) return hookset::pass();
-                  ToolCall rewritten = call;
-                  rewritten.args["path"] = normal;
-                  return hookset::rewrite(std::move(rewritten));
-                }),
+      hookset::glob("fs_*"),
+      [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
+        const json::value* path = call.args.if_contains("path");
+        if (!path || !path->is_string())
+          return hookset::reject("fs tools need a string \"path\" argument");
+        std::string normal = normalise_path(path->get_string());
+        if (normal == path->get_string()) return hookset::pass();
+        ToolCall rewritten = call;
+        rewritten.args["path"] = normal;
+        return hookset::rewrite(std::move(rewritten));
+      },
       {.name = "fs-normalise-path", .priority = hookset::Priority{-10}});
+  // Per-tool gates (fs_write's path is a normalised string by then: the fs_* hook ran first).
+  hooks.add<CheckTool>(hookset::key("shell"),
+                       [](const ToolCall&, std::string_view) -> hookset::decision_t<CheckTool> {
+                         return hookset::reject("shell is disabled by policy");
+                       },
+                       {.name = "shell-disabled"});
   hooks.add<CheckTool>(
-      for_tools(tool_named("shell"),
-                [](const ToolCall&, std::string_view) -> hookset::decision_t<CheckTool> {
-                  return hookset::reject("shell is disabled by policy");
-                }),
-      {.name = "shell-disabled"});
-  hooks.add<CheckTool>(
-      for_tools(tool_named("fs_write"),
-                [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
-                  const std::string_view path = call.args.at("path").get_string();
-                  if (inside_workspace(path)) return hookset::pass();
-                  return hookset::reject("fs_write outside the workspace (" +
-                                         std::string(workspace_root) + "): " + std::string(path));
-                }),
+      hookset::key("fs_write"),
+      [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
+        const std::string_view path = call.args.at("path").get_string();
+        if (inside_workspace(path)) return hookset::pass();
+        return hookset::reject("fs_write outside the workspace (" + std::string(workspace_root) +
+                               "): " + std::string(path));
+      },
       {.name = "fs-write-workspace-only"});
   hooks.add<CheckTool>(
-      for_tools(tool_named("http_get"),
-                [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
-                  const json::value* url = call.args.if_contains("url");
-                  if (url && url->is_string() && url->get_string().starts_with("https://"))
-                    return hookset::pass();
-                  return hookset::reject("http_get allows https URLs only");
-                }),
+      hookset::key("http_get"),
+      [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
+        const json::value* url = call.args.if_contains("url");
+        if (url && url->is_string() && url->get_string().starts_with("https://"))
+          return hookset::pass();
+        return hookset::reject("http_get allows https URLs only");
+      },
       {.name = "http-get-https-only"});
 }
 
@@ -772,6 +766,7 @@ int main(int argc, char** argv) {
   Metrics metrics;
   ServiceHooks hooks;
   hooks.set_observer(&metrics);
+  add_metrics(hooks, metrics);
   add_policies(hooks, metrics);
   add_audits(hooks);
 
