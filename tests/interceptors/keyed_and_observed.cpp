@@ -66,7 +66,7 @@ TEST_CASE("a keyed slot's interceptors run for every key: exact, matched, any-ke
 }
 
 TEST_CASE(
-    "a keyed slot without matchers: the any-key list runs the interceptors too; removing "
+    "a keyed slot without matchers: the any-key list runs the interceptors too, and removing "
     "the interceptor stops it for every key") {
   Log& log = fresh_log();
   Set set;
