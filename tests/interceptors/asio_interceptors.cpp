@@ -59,7 +59,7 @@ TEST_CASE("a coroutine interceptor around asio::awaitable hooks, co_awaited in a
   CHECK(seen == std::vector<std::string>{"before Score", "after 41"});
 }
 
-TEST_CASE("a deadline on the io_context's timers ends the hooks inside next(); the interceptor "
+TEST_CASE("a deadline on the io_context's timers ends the hooks inside next() - the interceptor "
           "answers instead") {
   Set set;
   set.add<Score>([](int, std::optional<int>) { return after(10s, 0); });

@@ -288,19 +288,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using step = bool (dispatch::*)();
 
   // flags_
-  static constexpr std::uint16_t holds_list = 1;  // owns a reference to list_
-  static constexpr std::uint16_t suspended =
+  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
+  static constexpr std::uint8_t suspended =
       2;  // await_ready returned false: a pending awaitable exists
-  static constexpr std::uint16_t driving = 4;   // the driver exists (it owns the pending awaitables)
-  static constexpr std::uint16_t observed = 8;  // observers_ is set
-  static constexpr std::uint16_t hook_events = 16;  // an observer wants per-hook events
-  static constexpr std::uint16_t broke = 32;        // a chain companion said Break
-  static constexpr std::uint16_t has_context = 64;  // context_ is set (owned)
-  static constexpr std::uint16_t keeps_owner =
+  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;  // observers_ is set
+  static constexpr std::uint8_t hook_events = 16;  // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;        // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64;  // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner =
       128;  // owner_kept_ holds what the hook lists belong to
-
-  static constexpr std::uint16_t intercepted =
-      256;  // runs interceptors: intercept_ is set (owned), the driver awaits them
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -329,17 +326,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         flags_(other.flags_ & (has_context | keeps_owner)) {
     if (flags_ & has_context) {
       context_ = other.context_;
-      other.flags_ &= static_cast<std::uint16_t>(~has_context);
+      other.flags_ &= static_cast<std::uint8_t>(~has_context);
     }
     if (flags_ & keeps_owner) {
       owner_kept_.emplace(other.owner_kept_.take());
-      other.flags_ &= static_cast<std::uint16_t>(~keeps_owner);
+      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
     }
   }
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner | intercepted))
-        [[unlikely]]
+    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
   }
 
@@ -466,9 +462,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
       if (list_ && !list_->interceptors.empty() && !intercepted_by()) [[unlikely]] {
-        start_intercepted();
-        list_->acquire();  // as any dispatch that suspends (below)
+        intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
+        list_->acquire();      // as any dispatch that suspends (below)
         flags_ |= holds_list;
+        start_intercepted();
         if (flags_ & has_context) context_->arm_deadline();
         return false;
       }
@@ -516,7 +513,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     if (flags_ & observed) [[unlikely]] {
       if (!error && observers_.values) report_result();
-      observers_.end(slot_->name, (flags_ & intercepted) ? intercept_->link.hooks_run : next_,
+      observers_.end(slot_->name,
+                     intercepting() && intercept_ ? intercept_->link.hooks_run : next_,
                      error);
     }
   }
@@ -532,9 +530,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
   }
 
+  // Whether this dispatch runs interceptors (intercept_ is then set, and owned). Told by its
+  // snapshot rather than a flag of its own: the flags have no bit to spare, and a wider field
+  // costs every dispatch. Started with interceptors, it holds its snapshot (holds_list), and
+  // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
+  // took the intercepted path.
+  bool intercepting() const noexcept {
+    return (flags_ & holds_list) && !list_->interceptors.empty() && !intercepted_by();
+  }
+
   HOOKSET_NOINLINE void start_intercepted() {
     intercept_ = new intercept_state{hook_list_owner(list_), {}, 0};
-    flags_ |= intercepted;
     if (flags_ & observed) intercept_->link.observers = &observers_;
     pending_intercepted_.emplace([&]<std::size_t... I>(std::index_sequence<I...>) {
       return run_rest(next_handle{this, 0}, std::get<I>(args_)...);
@@ -673,8 +679,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
     if (flags_ & driving) driver_.destroy();
+    if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
-    if (flags_ & intercepted) delete intercept_;
     if (flags_ & has_context) delete context_;
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
@@ -1585,7 +1591,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     try {
       for (;;) {
         self->flags_ &=
-            static_cast<std::uint16_t>(~suspended);  // the driver owns the pending awaitable now
+            static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
         // What is awaited runs under the dispatch's context (its stop token, its executor).
         if (with_context) co_await exchange_await_context{self->context_->link()};
         bool done = false;
@@ -1675,7 +1681,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           if (with_context) co_await exchange_await_context{awaiting};
           // A cancelled or late dispatch takes nothing further. (Interceptors have the last word
           // on their dispatch: what they made of a DispatchCancelled stands.)
-          if (!(self->flags_ & intercepted)) self->check_stop();
+          if (!self->intercepting()) self->check_stop();
           await_context_scope scope(awaiting);
           done = (self->*self->resume_)();
         }
@@ -1701,7 +1707,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // synchronous default is called directly (read through slot_, compilers load it).
   typename Kind::default_sync_fn default_sync_;
   typename Kind::default_async_fn default_async_;
-  std::uint16_t flags_ = 0;
+  std::uint8_t flags_ = 0;
   pending_kind pending_;  // what is pending while suspended
   Flow flow_;             // a pending chain verdict, once it arrived
 
@@ -1739,7 +1745,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       pending_output_;
   late<Task<void>> driver_;
   // An intercepted dispatch: its interceptor chain while the driver has not taken it, and what
-  // the rest of it shares (valid when flags_ has `intercepted`).
+  // the rest of it shares (valid when intercepting()).
   late<Task<output>> pending_intercepted_;
   intercept_state* intercept_;
 };
