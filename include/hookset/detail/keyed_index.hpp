@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -43,10 +45,25 @@ struct key_lookup {
   using hash = std::hash<K>;
   using equal = std::equal_to<K>;
 };
+// Inline, eight bytes a step (keys are names: short): a dispatch's one hash costs a few
+// multiplications, not a call into the library's byte-wise hash.
 struct string_key_hash {
   using is_transparent = void;
   std::size_t operator()(std::string_view key) const noexcept {
-    return std::hash<std::string_view>{}(key);
+    std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ key.size();
+    const char* at = key.data();
+    std::size_t left = key.size();
+    for (; left >= 8; at += 8, left -= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, at, 8);
+      hash = (hash ^ word) * 0xbf58476d1ce4e5b9ull;
+      hash ^= hash >> 31;
+    }
+    std::uint64_t tail = 0;
+    for (std::size_t i = 0; i != left; ++i)
+      tail |= static_cast<std::uint64_t>(static_cast<unsigned char>(at[i])) << (8 * i);
+    hash = (hash ^ tail) * 0x94d049bb133111ebull;
+    return static_cast<std::size_t>(hash ^ (hash >> 29));
   }
 };
 template <>
@@ -193,10 +210,67 @@ struct keyed_filtered {
   hook_list_owner hooks;
 };
 
+// The keys with an exact registration and their lists: immutable once built, so an
+// open-addressing table (linear probing, at most half full, each slot's hash kept) over a dense
+// array. A lookup hashes once and compares keys only on equal hashes - a node-based map of
+// string keys would hash the keys of its chain again on a miss.
+template <class K>
+class keyed_table {
+ public:
+  struct entry {
+    std::size_t hash;
+    K key;
+    hook_list_owner hooks;
+  };
+  using hasher = typename key_lookup<K>::hash;
+
+  void reserve(std::size_t keys) {
+    entries_.reserve(keys);
+    std::size_t size = 8;
+    unsigned bits = 3;
+    for (; size < 2 * keys; size *= 2) ++bits;
+    slots_.assign(size, 0);
+    mask_ = size - 1;
+    shift_ = 64 - bits;
+  }
+  // Adds a key not in the table yet, within what reserve() made room for.
+  void insert(K key, hook_list_owner hooks) {
+    const std::size_t hash = hasher{}(key);
+    std::size_t at = home(hash);
+    while (slots_[at] != 0) at = (at + 1) & mask_;
+    entries_.push_back({hash, std::move(key), std::move(hooks)});
+    slots_[at] = entries_.size();
+  }
+  const hook_list_owner* find(key_lookup_t<K> key) const {
+    if (entries_.empty()) return nullptr;
+    const std::size_t hash = hasher{}(key);
+    for (std::size_t at = home(hash);; at = (at + 1) & mask_) {
+      const std::size_t slot = slots_[at];
+      if (slot == 0) return nullptr;
+      const entry& candidate = entries_[slot - 1];
+      if (candidate.hash == hash && candidate.key == key) return &candidate.hooks;
+    }
+  }
+  const std::vector<entry>& entries() const noexcept { return entries_; }
+
+ private:
+  // The slot a hash starts probing at: its top bits after a multiplication (whatever the hash
+  // function's weak bits, keys spread).
+  std::size_t home(std::size_t hash) const noexcept {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * 0x9e3779b97f4a7c15ull) >>
+                                    shift_);
+  }
+
+  std::vector<entry> entries_;
+  std::vector<std::size_t> slots_;  // 1 + the entry's index; 0: free
+  std::size_t mask_ = 0;
+  unsigned shift_ = 61;
+};
+
 template <class K>
 struct keyed_index {
   using lookup = key_lookup<K>;
-  std::unordered_map<K, hook_list_owner, typename lookup::hash, typename lookup::equal> exact;
+  keyed_table<K> exact;
   hook_list_owner any_key;          // the any-key registrations alone
   std::vector<hook_entry> general;  // matcher and any-key registrations, in the slot's order
   bool has_matchers = false;
@@ -207,10 +281,7 @@ struct keyed_index {
   // The slot's interceptors (set.intercept<S>, set.intercept_all): every key's dispatch runs them.
   std::vector<hook_entry> interceptors;
 
-  const hook_list_owner* find(key_lookup_t<K> key) const {
-    auto found = exact.find(key);
-    return found == exact.end() ? nullptr : &found->second;
-  }
+  const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
 
   // A Singleton slot runs, for a key, the last registration of the slot's order that selects it.
   void keep_last_if_singleton(std::vector<hook_entry>& hooks) const {
@@ -287,14 +358,14 @@ struct keyed_index {
       }
       for (; next_mine != mine.end(); ++next_mine) hooks.push_back(all.hooks[*next_mine]);
       index->keep_last_if_singleton(hooks);
-      index->exact.emplace(key, index->owner_of(std::move(hooks),
-                                                previous ? previous->find(key) : nullptr));
+      index->exact.insert(key, index->owner_of(std::move(hooks),
+                                               previous ? previous->find(key) : nullptr));
     }
     return index;
   }
 
   // The hooks a key without an exact registration runs, when the slot has matchers.
-  std::shared_ptr<const keyed_filtered> filtered(key_lookup_t<K> key) const {
+  HOOKSET_NOINLINE std::shared_ptr<const keyed_filtered> filtered(key_lookup_t<K> key) const {
     std::vector<hook_entry> hooks;
     for (const hook_entry& entry : general) {
       const key_selector<K>* selector = selector_of<K>(entry);
@@ -327,8 +398,8 @@ template <class K>
 std::vector<K> registered_keys(const hook_list_owner& owner) {
   std::vector<K> keys;
   if (const keyed_index<K>* index = index_of<K>(owner)) {
-    keys.reserve(index->exact.size());
-    for (const auto& entry : index->exact) keys.push_back(entry.first);
+    keys.reserve(index->exact.entries().size());
+    for (const auto& entry : index->exact.entries()) keys.push_back(entry.key);
     if constexpr (std::totally_ordered<K>) std::sort(keys.begin(), keys.end());
   }
   return keys;
@@ -373,25 +444,33 @@ decltype(auto) lookup_key(const Arg& argument) {
 // exact registration, the any-key hooks, or those filtered for it), as an ordinary dispatch. It
 // keeps what the list belongs to, so that an edit of the set made before the dispatch starts
 // (or during it) cannot free the list under it.
+// (Inlined into the caller, as an ordinary dispatch is: the engine's fast path then sees what
+// this builds.)
 template <class Kind, class K, class... Args>
-dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_owner,
+HOOKSET_ALWAYS_INLINE dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_owner,
                               const slot_descriptor<Kind>& slot, Observer* observer,
                               Args&&... args) {
   const hook_list* all = slot_owner.current();
   const auto* index = all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
-  if (!index)  // no registration yet (the list, if any, holds configured companions only)
-    return dispatch<Kind>(slot_owner, slot, observer, std::forward<Args>(args)...);
-  auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
-  const hook_list_owner* hooks = index->find(key);
-  if (hooks || !index->has_matchers)
-    return dispatch<Kind>(
-        dispatch<Kind>(hooks ? *hooks : index->any_key, slot, observer, std::forward<Args>(args)...)
-            .keeping(all->keyed));
-  auto filtered = index->filtered(key);
-  const hook_list_owner& filtered_hooks = filtered->hooks;
-  return dispatch<Kind>(
-      dispatch<Kind>(filtered_hooks, slot, observer, std::forward<Args>(args)...)
-          .keeping(std::move(filtered)));
+  // (No registration yet: the slot's own list, if any, holds configured companions only.)
+  const hook_list_owner* hooks = &slot_owner;
+  std::shared_ptr<const void> kept;
+  if (index) {
+    auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
+    hooks = index->find(key);
+    if (hooks || !index->has_matchers) {
+      if (!hooks) hooks = &index->any_key;
+      kept = all->keyed;
+    } else {
+      auto filtered = index->filtered(key);
+      hooks = &filtered->hooks;
+      kept = std::move(filtered);
+    }
+  }
+  // One dispatch, returned as it is (no move of it).
+  dispatch<Kind> result(*hooks, slot, observer, std::forward<Args>(args)...);
+  if (kept) std::move(result).keeping(std::move(kept));
+  return result;
 }
 
 }  // namespace hookset::detail
