@@ -220,8 +220,15 @@ std::string show(const Reply& reply) { return std::to_string(reply.status) + " "
 
 // ----- the checks ----------------------------------------------------------------------------
 
-void check_service(unsigned short port, std::uint64_t& pipeline_calls) {
+// `idle` is left connected, a kept-alive connection waiting for its next request.
+void check_service(unsigned short port, std::uint64_t& pipeline_calls, tcp::socket& idle) {
   Client client(port);
+
+  idle.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  http::write(idle, make_request(http::verb::get, "/health", {}, true));
+  client.count_requests(1);
+  Reply first = read_reply(idle);
+  check(first.status == 200, "a kept-alive connection: answered, then left idle", show(first));
 
   Reply health = client.send(http::verb::get, "/health");
   check(health.status == 200 && text_at(health.body, {"status"}) == "ok" &&
@@ -453,9 +460,18 @@ int main(int argc, char** argv) {
       check(port.has_value(), "the service starts and writes its port");
       if (!port) return 1;
       std::uint64_t pipeline_calls = 0;
-      check_service(*port, pipeline_calls);
-      const std::optional<int> status = service.wait_for_exit(30s);
-      check(status == 0, "the service exits with 0 after POST /shutdown");
+      net::io_context io;
+      tcp::socket idle(io);
+      check_service(*port, pipeline_calls, idle);
+      // (Well before the idle connection's own 30 s timeout: the stop closes it.)
+      const std::optional<int> status = service.wait_for_exit(10s);
+      check(status == 0,
+            "the service exits with 0 after POST /shutdown, closing the idle connection");
+      char byte = 0;
+      boost::system::error_code closed;
+      idle.read_some(net::buffer(&byte, 1), closed);
+      check(closed == net::error::eof, "the idle connection was closed by the service",
+            closed.message());
       check_trace(trace);
     }
     {
