@@ -445,13 +445,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     next_ = count_ = produced_ = plain_end_ = 0;
     Observer* const global = current_observer();
     if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
-      // The hooks of an intercepted dispatch: reported as that dispatch's.
-      if (outer->observers) {
-        observers_ = *outer->observers;
-        observers_.forget_boundary();
-        flags_ |= observed;
-        if (observers_.hook_events) flags_ |= hook_events;
-      }
+      adopt_observers(*outer);
     } else if (global || set_observer_) [[unlikely]] {
       observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
       flags_ |= observed;
@@ -461,7 +455,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
-      if (list_ && !list_->interceptors.empty() && !intercepted_by()) [[unlikely]] {
+      if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
         intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
         list_->acquire();      // as any dispatch that suspends (below)
         flags_ |= holds_list;
@@ -503,20 +497,25 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
-  void complete(const std::exception_ptr& error) noexcept {
+  HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
     if (flags_ & has_context) {
-      context_->end();
-      if (intercept_link* const outer = context_->intercepted_by()) [[unlikely]] {
-        outer->hooks_run = next_;  // the intercepted dispatch reports the end
-        return;
-      }
+      if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
     }
     if (flags_ & observed) [[unlikely]] {
       if (!error && observers_.values) report_result();
-      observers_.end(slot_->name,
-                     intercepting() && intercept_ ? intercept_->link.hooks_run : next_,
-                     error);
+      observers_.end(slot_->name, (flags_ & holds_list) ? hooks_run_reported() : next_, error);
     }
+  }
+  // (Out of line, as the rest of what only some dispatches need: complete() is on every
+  // observed dispatch's path.)
+  HOOKSET_NOINLINE bool end_context() noexcept {
+    context_->end();
+    intercept_link* const outer = context_->intercepted_by();
+    if (outer) outer->hooks_run = next_;
+    return outer != nullptr;
+  }
+  HOOKSET_NOINLINE std::size_t hooks_run_reported() const noexcept {
+    return intercepting() && intercept_ ? intercept_->link.hooks_run : next_;
   }
 
   // ---- interceptors -------------------------------------------------------------------------
@@ -524,6 +523,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // next() runs the one after it, and the last one's runs the rest: a dispatch of the same slot
   // over the same snapshot, past the interceptors (intercepted_by), with this dispatch's stop
   // token, deadline and executor, reporting its hooks under this dispatch's id.
+
+  // The hooks of an intercepted dispatch are reported as that dispatch's.
+  HOOKSET_NOINLINE void adopt_observers(const intercept_link& outer) noexcept {
+    if (!outer.observers) return;
+    observers_ = *outer.observers;
+    observers_.forget_boundary();
+    flags_ |= observed;
+    if (observers_.hook_events) flags_ |= hook_events;
+  }
 
   // Whether this dispatch is the rest of an intercepted one.
   intercept_link* intercepted_by() const noexcept {
@@ -536,7 +544,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
   // took the intercepted path.
   bool intercepting() const noexcept {
-    return (flags_ & holds_list) && !list_->interceptors.empty() && !intercepted_by();
+    return (flags_ & holds_list) && list_->any_interceptor && !intercepted_by();
   }
 
   HOOKSET_NOINLINE void start_intercepted() {

@@ -91,6 +91,7 @@ struct hook_list {
   // all_plain, so the lean dispatch paths never look at them.
   std::vector<hook_entry> interceptors;
   std::vector<hook_entry> interceptors_base;
+  bool any_interceptor = false;  // kept by summarize()
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
   // dispatches; the engine of the slot's kind knows their types.
   std::shared_ptr<const void> chain;
@@ -110,6 +111,7 @@ struct hook_list {
         any_time_limit(other.any_time_limit),
         interceptors(other.interceptors),
         interceptors_base(other.interceptors_base),
+        any_interceptor(other.any_interceptor),
         chain(other.chain),
         aggregate(other.aggregate),
         finalize(other.finalize),
@@ -140,7 +142,8 @@ struct hook_list {
   void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
-    all_plain = leading_plain == hooks.size() && interceptors.empty();
+    any_interceptor = !interceptors.empty();
+    all_plain = leading_plain == hooks.size() && !any_interceptor;
     any_time_limit = std::any_of(hooks.begin(), hooks.end(),
                                  [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
