@@ -437,6 +437,10 @@ decltype(auto) lookup_key(const Arg& argument) {
 // exact registration, the any-key hooks, or those filtered for it), as an ordinary dispatch. It
 // keeps what the list belongs to, so that an edit of the set made before the dispatch starts
 // (or during it) cannot free the list under it.
+// What a dispatch of a keyed slot with no registration and no companion runs: nothing but the
+// default.
+inline const hook_list_owner no_keyed_hooks{};
+
 // (Inlined into the caller, as an ordinary dispatch is: the engine's fast path then sees what
 // this builds.)
 template <class Kind, class K, class... Args>
@@ -445,10 +449,16 @@ HOOKSET_ALWAYS_INLINE dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_
                               Args&&... args) {
   const hook_list* all = slot_owner.current();
   const auto* index = all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
-  // (No registration yet: the slot's own list, if any, holds configured companions only.)
-  const hook_list_owner* hooks = &slot_owner;
+  const hook_list_owner* hooks = &no_keyed_hooks;
   std::shared_ptr<const void> kept;
-  if (index) {
+  if (all && !index) {
+    // No registration yet, but configured companions: that list as it is now (a registration
+    // made before the dispatch starts must not reach it through the slot's list of all keys).
+    auto same = std::make_shared<keyed_filtered>();
+    same->hooks = slot_owner;
+    hooks = &same->hooks;
+    kept = std::move(same);
+  } else if (index) {
     auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
     hooks = index->find(key);
     if (hooks || !index->has_matchers) {
