@@ -139,6 +139,9 @@ TEST_CASE("keyed: frozen and shared sets dispatch keyed slots, filtered keys inc
   set.add<Check>(hookset::key("a"), giving(1000));  // the frozen copy does not see it
   CHECK(hookset::sync_wait(frozen.call<Check>(0, std::string("a"))) == 1);
   CHECK(hookset::sync_wait(frozen.call<Check>(0, std::string("xy"))) == 2);
+  CHECK(frozen.keys<Check>() == std::vector<std::string>{"a"});
+  CHECK(frozen.has_hooks<Check>("xz"));
+  CHECK_FALSE(frozen.has_hooks<Check>("b"));
 
   hookset::SharedHookSet<Check, Other> shared(std::move(set));
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("a"))) == 1001);
