@@ -207,6 +207,42 @@ void observed(std::int64_t n, std::int64_t k, watching what) {
   keep(static_cast<int>(observer.events));
 }
 
+// ---- an interceptor around the dispatch --------------------------------------------------------
+// One pass-through interceptor, synchronous or a coroutine; the hand-written peer is a
+// std::function middleware around the std::function loop.
+
+enum class interceptor_kind { sync, coroutine };
+
+template <interceptor_kind Kind>
+void intercepted(std::int64_t n, std::int64_t k) {
+  auto set = set_of<AlwaysFold>(n, fold_hook);
+  if constexpr (Kind == interceptor_kind::sync)
+    set.intercept<AlwaysFold>([](hookset::Next<AlwaysFold> next, std::string_view s) {
+      return hookset::sync_wait(next(s));
+    });
+  else
+    set.intercept<AlwaysFold>(
+        [](hookset::Next<AlwaysFold> next, std::string_view s) -> hookset::Task<int> {
+          co_return co_await next(s);
+        });
+  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
+}
+
+void intercepted_handwritten(std::int64_t n, std::int64_t k) {
+  const std::vector<std::function<int(std::string_view, int)>> hooks(static_cast<std::size_t>(n),
+                                                                     int_fold_hook);
+  const std::function<int(std::string_view)> rest = [&](std::string_view s) {
+    int last = AlwaysFold::default_impl(s);
+    for (const auto& hook : hooks) last = hook(s, last);
+    return last;
+  };
+  const std::function<int(const std::function<int(std::string_view)>&, std::string_view)>
+      middleware = [](const std::function<int(std::string_view)>& next, std::string_view s) {
+        return next(s);
+      };
+  repeat(k, [&](std::string_view s) { return middleware(rest, s); });
+}
+
 // ---- a dispatch awaited inside an asio::awaitable ---------------------------------------------
 
 #if HOOKSET_BENCH_HAVE_ASIO
@@ -334,6 +370,9 @@ const scenario scenarios[] = {
      "hook_events_1pct",
      {8},
      [](std::int64_t n, std::int64_t k) { observed(n, k, watching::sampled_hooks); }},
+    {"intercepted", "sync", {0, 8}, intercepted<interceptor_kind::sync>},
+    {"intercepted", "coroutine", {0, 8}, intercepted<interceptor_kind::coroutine>},
+    {"intercepted", "handwritten", {0, 8}, intercepted_handwritten},
 #if HOOKSET_BENCH_HAVE_ASIO
     {"asio_await", "hookset", {0, 8}, asio_await<asio_way::await_dispatch>},
     {"asio_await", "async_call", {0, 8}, asio_await<asio_way::async_call>},

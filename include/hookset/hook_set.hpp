@@ -31,6 +31,7 @@
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
+#include <hookset/interceptor.hpp>
 #include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
@@ -304,10 +305,44 @@ class HookSet {
     return std::move(*this);
   }
 
-  // Unregisters the hook `id` names; false if this set does not hold it.
+  // Registers `interceptor` around every dispatch of slot S (interceptor.hpp): called as
+  // interceptor(hookset::Next<S> next, args...), it returns the dispatch's result, directly or
+  // as an awaitable. Held as add holds hooks; ordered as hooks are (priority, named order,
+  // registration), the first one outermost. `options`: Priority, or HookOptions with a name,
+  // priority and named order (a time limit or failure policy is for hooks: std::invalid_argument).
+  template <class S, class Interceptor>
+  HookId intercept(Interceptor&& interceptor, Priority priority = {}) {
+    return intercept_with<S>(std::forward<Interceptor>(interceptor),
+                             detail::to_hook_options(priority));
+  }
+  template <class S, class Interceptor>
+  HookId intercept(Interceptor&& interceptor, HookOptions options) {
+    return intercept_with<S>(std::forward<Interceptor>(interceptor), std::move(options));
+  }
+  template <class S, class Interceptor, class Options = Priority>
+  HookId intercept(boost::hana::basic_type<S>, Interceptor&& interceptor, Options options = {}) {
+    return intercept<S>(std::forward<Interceptor>(interceptor), std::move(options));
+  }
+
+  // Registers `interceptor` around every slot of this set, nested sets included: one
+  // registration (one id, one stored object) called as interceptor(hookset::Next<S> next,
+  // args...) for each slot S - a generic callable; next.slot_name() tells the slot. Every slot
+  // must accept it (a compile error names the first that does not).
+  template <class Interceptor>
+  HookId intercept_all(Interceptor&& interceptor, Priority priority = {}) {
+    return intercept_all_with(std::forward<Interceptor>(interceptor),
+                              detail::to_hook_options(priority));
+  }
+  template <class Interceptor>
+  HookId intercept_all(Interceptor&& interceptor, HookOptions options) {
+    return intercept_all_with(std::forward<Interceptor>(interceptor), std::move(options));
+  }
+
+  // Unregisters the hook or interceptor `id` names (an intercept_all one from every slot);
+  // false if this set does not hold it.
   bool remove(HookId id) {
     bool removed = false;
-    for_each_list([&](auto& owner) { removed = removed || detail::remove_hook(owner, id); });
+    for_each_list([&](auto& owner) { removed = detail::remove_hook(owner, id) || removed; });
     return removed;
   }
 
@@ -569,6 +604,71 @@ class HookSet {
             storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
         return id;
       }
+    }
+  }
+
+  template <class S, class Interceptor>
+  HookId intercept_with(Interceptor&& interceptor, HookOptions&& options) {
+    if constexpr (!contains<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+      return {};
+    } else if constexpr (!detail::slot_ok<S>) {
+      return {};  // reported where the set lists the slot
+    } else {
+      using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
+      using target = typename holding::target;
+      if constexpr (!detail::interceptor_shape_ok<S, target>) {
+        [[maybe_unused]] constexpr bool reported = detail::report_interceptor_shape<
+            S, typename detail::interceptor_calls<S, target>::expected_call, target>();
+        return {};
+      } else {
+        detail::check_interceptor_options(options);
+        void* object = nullptr;
+        auto owner = holding::hold(std::forward<Interceptor>(interceptor), object);
+        using calls = detail::interceptor_calls<S, target>;
+        auto entry = detail::make_entry(object, std::move(owner), std::move(options),
+                                        FailurePolicy::propagate, calls::sync(), calls::async());
+        const HookId id = entry.id();
+        detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
+        return id;
+      }
+    }
+  }
+
+  template <class Interceptor>
+  HookId intercept_all_with(Interceptor&& interceptor, HookOptions&& options) {
+    namespace mp = boost::mp11;
+    using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
+    using target = typename holding::target;
+    using misshapen =
+        mp::mp_remove_if_q<slots, detail::interceptor_shape_ok_for<target>>;
+    if constexpr (!mp::mp_empty<misshapen>::value) {
+      using S = mp::mp_front<misshapen>;
+      [[maybe_unused]] constexpr bool reported = detail::report_interceptor_shape<
+          S, typename detail::interceptor_calls<S, target>::expected_call, target>();
+      return {};
+    } else {
+      detail::check_interceptor_options(options);
+      void* raw = nullptr;
+      auto owner = holding::hold(std::forward<Interceptor>(interceptor), raw);
+      // One record (one id, one name) for every slot; each slot's entry has its own calls.
+      const detail::hook_entry prototype = detail::make_entry(
+          raw, std::move(owner), std::move(options), FailurePolicy::propagate, nullptr, nullptr);
+      detail::all_or_nothing<HookSet> transaction(*this);
+      try {
+        mp::mp_for_each<mp::mp_transform<mp::mp_identity, slots>>([&](auto slot) {
+          using S = typename decltype(slot)::type;
+          using calls = detail::interceptor_calls<S, target>;
+          detail::hook_entry entry = prototype;
+          entry.sync = calls::sync();
+          entry.async = calls::async();
+          detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
+        });
+      } catch (...) {
+        transaction.roll_back();
+        throw;
+      }
+      return prototype.id();
     }
   }
 

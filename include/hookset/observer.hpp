@@ -65,6 +65,9 @@ struct HookEvent {
   // decision carries - the rewritten input, or the completed output.
   std::string_view input;
   std::string_view value;
+  // An interceptor's run (position: its place among the slot's interceptors, outermost first;
+  // its duration includes everything its next() ran), not a hook's.
+  bool interceptor = false;
 };
 
 struct Observer {

@@ -515,6 +515,17 @@ constexpr bool report_mutable_companion() {
                 "called as const: make its call operator const");
   return false;
 }
+// An interceptor that does not fit its slot (intercept<S>, or one slot of intercept_all).
+template <class Slot, class ExpectedCall, class Interceptor>
+constexpr bool report_interceptor_shape() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: an interceptor is called as interceptor(hookset::Next<Slot> next, "
+                "args...) through a const reference, with the slot's arguments as hooks get them, "
+                "and returns what the dispatch yields (hookset::call_result_t<Slot>), directly or "
+                "as an awaitable such as hookset::Task<call_result_t<Slot>> (ExpectedCall)");
+  return false;
+}
+
 template <class Slot>
 constexpr bool report_call_arity() {
   static_assert(sizeof(Slot) == 0,

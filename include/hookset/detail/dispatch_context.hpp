@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,17 @@ class expiry_timer {
   std::unique_ptr<Executor::Timer> timer_;
 };
 
+struct dispatch_observers;
+
+// What the rest of an intercepted dispatch (the dispatch of its hooks, past its interceptors)
+// shares with the dispatch the caller started: the observers to report its hooks to, under
+// that dispatch's id (it reports no dispatch events of its own), and where it leaves how many
+// hooks it ran.
+struct intercept_link {
+  const dispatch_observers* observers = nullptr;  // null: nobody observes the dispatch
+  std::size_t hooks_run = 0;
+};
+
 class dispatch_context {
  public:
   using clock = Executor::clock;
@@ -63,6 +75,21 @@ class dispatch_context {
   dispatch_context& operator=(const dispatch_context&) = delete;
 
   CallOptions& options() noexcept { return options_; }
+
+  // Marks the dispatch this context belongs to as the rest of an intercepted one.
+  void continue_intercepted(intercept_link* outer) noexcept { intercepted_by_ = outer; }
+  intercept_link* intercepted_by() const noexcept { return intercepted_by_; }
+
+  // After begin(): what the rest of an intercepted dispatch inherits - this dispatch's stop
+  // token (the caller's, the deadline's), its deadline (absolute, so that a timeout is counted
+  // from the first start) and its executor.
+  CallOptions inherited_options() const {
+    CallOptions inherited;
+    inherited.stop_token = token_;
+    inherited.deadline = deadline_;
+    inherited.executor = executor_;
+    return inherited;
+  }
 
   // At the dispatch's start: resolves the executor and the deadline, links the caller's stop
   // token, and fails at once if the dispatch is already cancelled or late.
@@ -153,6 +180,7 @@ class dispatch_context {
 
  private:
   CallOptions options_;
+  intercept_link* intercepted_by_ = nullptr;
   Executor* executor_ = nullptr;
   std::optional<clock::time_point> deadline_;
   bool deadline_passed_ = false;

@@ -236,6 +236,21 @@ class late {
   };
 };
 
+// An intercepted dispatch's own state: the snapshot the rest of it runs over (whatever the set
+// does meanwhile), how far its interceptors got, and what the dispatch of its hooks shares.
+struct intercept_state {
+  hook_list_owner snapshot;
+  intercept_link link;
+  std::size_t started = 0;  // interceptors started, counting the dispatch of the hooks as one more
+};
+
+// What an interceptor's Next holds: the dispatch it belongs to, and what next() starts - the
+// interceptor at `index`, or the dispatch of the hooks once past the last.
+struct next_handle {
+  void* dispatch;
+  std::size_t index;
+};
+
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
 
@@ -269,7 +284,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
   // What an asynchronous step left pending.
-  enum class pending_kind : unsigned char { value, flow, output, concurrent };
+  enum class pending_kind : unsigned char { value, flow, output, concurrent, intercepted };
   using step = bool (dispatch::*)();
 
   // flags_
@@ -429,7 +444,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE bool start_watched() {
     next_ = count_ = produced_ = plain_end_ = 0;
     Observer* const global = current_observer();
-    if (global || set_observer_) [[unlikely]] {
+    if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
+      adopt_observers(*outer);
+    } else if (global || set_observer_) [[unlikely]] {
       observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
       flags_ |= observed;
       if (observers_.hook_events) flags_ |= hook_events;
@@ -438,6 +455,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
+      if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
+        intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
+        list_->acquire();      // as any dispatch that suspends (below)
+        flags_ |= holds_list;
+        start_intercepted();
+        if (flags_ & has_context) context_->arm_deadline();
+        return false;
+      }
       if (list_) {
         hooks_ = list_->hooks.data();
         count_ = list_->hooks.size();
@@ -472,12 +497,137 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
-  void complete(const std::exception_ptr& error) noexcept {
-    if (flags_ & has_context) context_->end();
+  HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
+    if (flags_ & has_context) {
+      if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
+    }
     if (flags_ & observed) [[unlikely]] {
       if (!error && observers_.values) report_result();
-      observers_.end(slot_->name, next_, error);
+      observers_.end(slot_->name, (flags_ & holds_list) ? hooks_run_reported() : next_, error);
     }
+  }
+  // (Out of line, as the rest of what only some dispatches need: complete() is on every
+  // observed dispatch's path.)
+  HOOKSET_NOINLINE bool end_context() noexcept {
+    context_->end();
+    intercept_link* const outer = context_->intercepted_by();
+    if (outer) outer->hooks_run = next_;
+    return outer != nullptr;
+  }
+  HOOKSET_NOINLINE std::size_t hooks_run_reported() const noexcept {
+    return intercepting() && intercept_ ? intercept_->link.hooks_run : next_;
+  }
+
+  // ---- interceptors -------------------------------------------------------------------------
+  // A dispatch whose slot has interceptors runs the first one, through the driver; each one's
+  // next() runs the one after it, and the last one's runs the rest: a dispatch of the same slot
+  // over the same snapshot, past the interceptors (intercepted_by), with this dispatch's stop
+  // token, deadline and executor, reporting its hooks under this dispatch's id.
+
+  // The hooks of an intercepted dispatch are reported as that dispatch's.
+  HOOKSET_NOINLINE void adopt_observers(const intercept_link& outer) noexcept {
+    if (!outer.observers) return;
+    observers_ = *outer.observers;
+    observers_.forget_boundary();
+    flags_ |= observed;
+    if (observers_.hook_events) flags_ |= hook_events;
+  }
+
+  // Whether this dispatch is the rest of an intercepted one.
+  intercept_link* intercepted_by() const noexcept {
+    return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
+  }
+
+  // Whether this dispatch runs interceptors (intercept_ is then set, and owned). Told by its
+  // snapshot rather than a flag of its own: the flags have no bit to spare, and a wider field
+  // costs every dispatch. Started with interceptors, it holds its snapshot (holds_list), and
+  // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
+  // took the intercepted path.
+  bool intercepting() const noexcept {
+    return (flags_ & holds_list) && list_->any_interceptor && !intercepted_by();
+  }
+
+  HOOKSET_NOINLINE void start_intercepted() {
+    intercept_ = new intercept_state{hook_list_owner(list_), {}, 0};
+    if (flags_ & observed) intercept_->link.observers = &observers_;
+    pending_intercepted_.emplace([&]<std::size_t... I>(std::index_sequence<I...>) {
+      return run_rest(next_handle{this, 0}, std::get<I>(args_)...);
+    }(indices{}));
+    suspend_into(pending_kind::intercepted, &dispatch::finish_intercepted);
+  }
+
+  bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
+
+  using interceptor_sync_fn = output (*)(void*, next_handle, arg_ref_t<A>...);
+  using interceptor_async_fn = Task<output> (*)(void*, next_handle, arg_ref_t<A>...);
+
+ public:
+  // The erased calls of an interceptor of this kind of slot (interceptor.hpp makes them).
+  using interceptor_calls = std::pair<interceptor_sync_fn, interceptor_async_fn>;
+
+  // next(): the rest of the intercepted dispatch `handle` names, from interceptor handle.index
+  // on, with `args`. Started at most once per index.
+  static Task<output> run_rest(next_handle handle, bound_t<A>... args) {
+    dispatch& self = *static_cast<dispatch*>(handle.dispatch);
+    intercept_state& state = *self.intercept_;
+    if (handle.index < state.started)
+      throw std::logic_error("hookset: slot " + std::string(self.slot_->name) +
+                             ": an interceptor called next() more than once");
+    state.started = handle.index + 1;
+    const std::vector<entry>& interceptors = self.list_->interceptors;
+    if (handle.index < interceptors.size()) {
+      const entry& interceptor = interceptors[handle.index];
+      const next_handle next{&self, handle.index + 1};
+      if (self.flags_ & hook_events) {
+        co_return co_await self.run_interceptor(interceptor, handle.index, args...);
+      } else if (interceptor.sync) {
+        co_return reinterpret_cast<interceptor_sync_fn>(interceptor.sync)(interceptor.object, next,
+                                                                          args...);
+      } else {
+        co_return co_await reinterpret_cast<interceptor_async_fn>(interceptor.async)(
+            interceptor.object, next, args...);
+      }
+    } else {
+      dispatch rest(state.snapshot, *self.slot_, nullptr, static_cast<bound_t<A>&&>(args)...);
+      rest.set_context(new dispatch_context((self.flags_ & has_context)
+                                                ? self.context_->inherited_options()
+                                                : CallOptions{}));
+      rest.context_->continue_intercepted(&state.link);
+      if constexpr (std::is_void_v<output>) co_await std::move(rest);
+      else co_return co_await std::move(rest);
+    }
+  }
+
+ private:
+  // One interceptor's run, reported to observers that want hook events (HookEvent::interceptor).
+  Task<output> run_interceptor(const entry& interceptor, std::size_t index, arg_ref_t<A>... args) {
+    const next_handle next{this, index + 1};
+    const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
+    const auto async = reinterpret_cast<interceptor_async_fn>(interceptor.async);
+    HookEvent event = observers_.hook_event(slot_->name, interceptor, index);
+    event.interceptor = true;
+    const hook_clock::ticks started = observers_.tell_hook_begin(event);
+    std::exception_ptr failure;
+    value_holder<output> produced;
+    try {
+      if constexpr (std::is_void_v<output>) {
+        if (sync) sync(interceptor.object, next, args...);
+        else co_await async(interceptor.object, next, args...);
+      } else {
+        if (sync) produced.emplace(sync(interceptor.object, next, args...));
+        else produced.emplace(co_await async(interceptor.object, next, args...));
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      event.outcome = HookOutcome::failed;
+      event.error = failure;
+    }
+    observers_.tell_hook_end(event, started);
+    observers_.forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
+    if (failure) std::rethrow_exception(failure);
+    if constexpr (!std::is_void_v<output>) co_return std::move(*produced);
   }
 
   // The dispatch's result, rendered for observers that asked for values (a pipeline's: its
@@ -535,6 +685,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
     if (flags_ & driving) driver_.destroy();
+    if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
     if (flags_ & has_context) delete context_;
     if (flags_ & keeps_owner) owner_kept_.destroy();
@@ -1235,6 +1386,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         break;
       case pending_kind::concurrent:
         break;
+      case pending_kind::intercepted:
+        pending_intercepted_.destroy();
+        break;
     }
   }
 
@@ -1521,10 +1675,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             }
             break;
           }
+          case pending_kind::intercepted: {
+            Task<output> pending = self->pending_intercepted_.take();
+            if constexpr (std::is_void_v<output>) co_await std::move(pending);
+            else if constexpr (Kind::has_producer) self->output_.emplace(co_await std::move(pending));
+            else self->value_ = co_await std::move(pending);
+            break;
+          }
         }
         if (!resumed) {
           if (with_context) co_await exchange_await_context{awaiting};
-          self->check_stop();  // a cancelled or late dispatch takes nothing further
+          // A cancelled or late dispatch takes nothing further. (Interceptors have the last word
+          // on their dispatch: what they made of a DispatchCancelled stands.)
+          if (!self->intercepting()) self->check_stop();
           await_context_scope scope(awaiting);
           done = (self->*self->resume_)();
         }
@@ -1587,6 +1750,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value>
       pending_output_;
   late<Task<void>> driver_;
+  // An intercepted dispatch: its interceptor chain while the driver has not taken it, and what
+  // the rest of it shares (valid when intercepting()).
+  late<Task<output>> pending_intercepted_;
+  intercept_state* intercept_;
 };
 
 }  // namespace hookset::detail

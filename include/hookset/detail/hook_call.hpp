@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -200,6 +201,15 @@ typename Kind::hook_sync_fn sync_call_of(const hook_entry& entry) noexcept {
 template <class Kind>
 typename Kind::hook_async_fn async_call_of(const hook_entry& entry) noexcept {
   return reinterpret_cast<typename Kind::hook_async_fn>(entry.async);
+}
+
+// An interceptor's registration options: a name, a priority and a named order. (A time limit
+// or a failure policy would have to cut or skip the code around the whole dispatch.)
+inline void check_interceptor_options(const HookOptions& options) {
+  if (options.timeout || options.on_failure)
+    throw std::invalid_argument(
+        "hookset: an interceptor takes no time limit nor failure policy (HookOptions::timeout, "
+        "HookOptions::on_failure): bound the dispatch (CallOptions) or its hooks instead");
 }
 
 // Registration options as the add functions accept them.

@@ -85,6 +85,13 @@ struct hook_list {
   bool all_plain = true;
   // Whether some hook has a time limit: its dispatch then needs a context (and timers).
   bool any_time_limit = false;
+  // The slot's interceptors (interceptor.hpp), outermost first: in priority and named order,
+  // then registration; `interceptors_base` in priority and registration order alone (what the
+  // named order is worked out from again at every change). A list with interceptors is never
+  // all_plain, so the lean dispatch paths never look at them.
+  std::vector<hook_entry> interceptors;
+  std::vector<hook_entry> interceptors_base;
+  bool any_interceptor = false;  // kept by summarize()
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
   // dispatches; the engine of the slot's kind knows their types.
   std::shared_ptr<const void> chain;
@@ -102,6 +109,9 @@ struct hook_list {
         leading_plain(other.leading_plain),
         all_plain(other.all_plain),
         any_time_limit(other.any_time_limit),
+        interceptors(other.interceptors),
+        interceptors_base(other.interceptors_base),
+        any_interceptor(other.any_interceptor),
         chain(other.chain),
         aggregate(other.aggregate),
         finalize(other.finalize),
@@ -132,7 +142,8 @@ struct hook_list {
   void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
-    all_plain = leading_plain == hooks.size();
+    any_interceptor = !interceptors.empty();
+    all_plain = leading_plain == hooks.size() && !any_interceptor;
     any_time_limit = std::any_of(hooks.begin(), hooks.end(),
                                  [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
@@ -149,6 +160,12 @@ struct hook_list {
 class hook_list_owner {
  public:
   hook_list_owner() noexcept = default;
+  // Another owner of `snapshot` (an intercepted dispatch's: the rest of it runs over the
+  // snapshot it started with, whatever the set does meanwhile).
+  explicit hook_list_owner(const hook_list* snapshot) noexcept
+      : list_(const_cast<hook_list*>(snapshot)) {
+    if (list_) list_->acquire();
+  }
   hook_list_owner(const hook_list_owner& other) noexcept : list_(other.list_) {
     if (list_) list_->acquire();
   }
@@ -312,6 +329,21 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
   }
 }
 
+// Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
+// registration, then named order among the slot's interceptors).
+HOOKSET_NOINLINE inline void insert_interceptor(hook_list_owner& owner, hook_entry entry,
+                                                std::string_view slot) {
+  owner.modify([&](hook_list& list) {
+    const hook_record* added = entry.record.get();
+    std::vector<hook_entry> base = list.interceptors_base;
+    base.insert(insertion_point(base, entry.priority()), std::move(entry));
+    std::vector<hook_entry> ordered = base;
+    apply_named_order(ordered, slot, added);
+    list.interceptors_base.swap(base);  // (nothing below throws)
+    list.interceptors.swap(ordered);
+  });
+}
+
 // Merges `theirs` into `mine` (extend): see HookSet::extend.
 HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_owner& theirs,
                                          bool singleton, std::string_view slot,
@@ -345,6 +377,15 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
         merged.insert(insertion_point(merged, entry.priority()), entry);
       list.arrange(std::move(merged), slot, nullptr);
     }
+    if (!source->interceptors_base.empty()) {
+      std::vector<hook_entry> base = list.interceptors_base;
+      for (const hook_entry& entry : source->interceptors_base)
+        base.insert(insertion_point(base, entry.priority()), entry);
+      std::vector<hook_entry> ordered = base;
+      apply_named_order(ordered, slot, nullptr);
+      list.interceptors_base.swap(base);
+      list.interceptors.swap(ordered);
+    }
     if (source->chain) list.chain = source->chain;
     if (source->aggregate) list.aggregate = source->aggregate;
     if (source->finalize) list.finalize = source->finalize;
@@ -354,20 +395,42 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
   if (replaces_companion) warn(slot, "configured companion replaced by extend", observer);
 }
 
-// Removes the registration `id`; false when the list does not hold it.
+inline bool holds_id(const std::vector<hook_entry>& entries, HookId id) noexcept {
+  return std::any_of(entries.begin(), entries.end(),
+                     [&](const hook_entry& e) { return e.id() == id; });
+}
+
+// Removes the registration `id` (a hook or an interceptor); false when the list does not hold
+// it.
 HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
   const hook_list* list = owner.current();
-  if (!list || std::none_of(list->hooks.begin(), list->hooks.end(),
-                            [&](const hook_entry& e) { return e.id() == id; }))
-    return false;
+  if (!list) return false;
+  const bool hook = holds_id(list->hooks, id);
+  const bool interceptor = holds_id(list->interceptors, id);
+  if (!hook && !interceptor) return false;
   owner.modify([&](hook_list& fresh) {
-    if (fresh.unconstrained.empty()) {
-      std::erase_if(fresh.hooks, [&](const hook_entry& e) { return e.id() == id; });
-    } else {
-      // Arranged again without it (its constraints gone; names it was the target of ignored).
-      std::vector<hook_entry> base = fresh.unconstrained;
-      std::erase_if(base, [&](const hook_entry& e) { return e.id() == id; });
-      fresh.arrange(std::move(base), {}, nullptr);
+    auto is_removed = [&](const hook_entry& e) { return e.id() == id; };
+    // Everything that may throw first: an in-place edit must leave the list unchanged.
+    std::vector<hook_entry> base, ordered;
+    if (interceptor) {
+      base = fresh.interceptors_base;
+      std::erase_if(base, is_removed);
+      ordered = base;
+      apply_named_order(ordered, {}, nullptr);
+    }
+    if (hook) {
+      if (fresh.unconstrained.empty()) {
+        std::erase_if(fresh.hooks, is_removed);
+      } else {
+        // Arranged again without it (its constraints gone; names it was the target of ignored).
+        std::vector<hook_entry> hooks = fresh.unconstrained;
+        std::erase_if(hooks, is_removed);
+        fresh.arrange(std::move(hooks), {}, nullptr);
+      }
+    }
+    if (interceptor) {
+      fresh.interceptors_base.swap(base);
+      fresh.interceptors.swap(ordered);
     }
   });
   return true;
@@ -375,15 +438,18 @@ HOOKSET_NOINLINE inline bool remove_hook(hook_list_owner& owner, HookId id) {
 
 inline bool holds_hook(const hook_list_owner& owner, HookId id) noexcept {
   const hook_list* list = owner.current();
-  return list && std::any_of(list->hooks.begin(), list->hooks.end(),
-                             [&](const hook_entry& e) { return e.id() == id; });
+  return list && (holds_id(list->hooks, id) || holds_id(list->interceptors, id));
 }
 
+// Removes every hook and interceptor.
 inline void clear_hooks(hook_list_owner& owner) {
-  if (owner.count() != 0)
-    owner.modify([](hook_list& list) {
-      list.hooks.clear();
-      list.unconstrained.clear();
+  const hook_list* list = owner.current();
+  if (list && (!list->hooks.empty() || !list->interceptors.empty()))
+    owner.modify([](hook_list& fresh) {
+      fresh.hooks.clear();
+      fresh.unconstrained.clear();
+      fresh.interceptors.clear();
+      fresh.interceptors_base.clear();
     });
 }
 

@@ -278,6 +278,7 @@ struct keyed_index {
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
+  std::vector<hook_entry> interceptors;  // the slot's: they wrap every key's dispatch
 
   const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
 
@@ -291,10 +292,12 @@ struct keyed_index {
   hook_list_owner owner_of(std::vector<hook_entry> hooks, const hook_list_owner* before) const {
     if (before) {
       const hook_list* old = before->current();
+      auto same = [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; };
       if (old && old->chain == chain && old->aggregate == aggregate &&
           old->finalize == finalize &&
-          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(),
-                     [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; }))
+          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
+          std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
+                     old->interceptors.end(), same))
         return *before;
     }
     hook_list_owner owner;
@@ -303,6 +306,7 @@ struct keyed_index {
       list.chain = chain;
       list.aggregate = aggregate;
       list.finalize = finalize;
+      list.interceptors = interceptors;
     });
     return owner;
   }
@@ -316,6 +320,7 @@ struct keyed_index {
     index->chain = all.chain;
     index->aggregate = all.aggregate;
     index->finalize = all.finalize;
+    index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
     std::unordered_map<K, std::vector<std::size_t>, typename lookup::hash, typename lookup::equal>
