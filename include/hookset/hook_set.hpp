@@ -569,34 +569,6 @@ class HookSet {
     }
   }
 
-  template <class S, class Interceptor>
-  HookId intercept_with(Interceptor&& interceptor, HookOptions&& options) {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
-      return {};
-    } else if constexpr (!detail::slot_ok<S>) {
-      return {};  // reported where the set lists the slot
-    } else {
-      using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
-      using target = typename holding::target;
-      if constexpr (!detail::interceptor_shape_ok<S, target>) {
-        [[maybe_unused]] constexpr bool reported = detail::report_interceptor_shape<
-            S, typename detail::interceptor_calls<S, target>::expected_call, target>();
-        return {};
-      } else {
-        detail::check_interceptor_options(options);
-        void* object = nullptr;
-        auto owner = holding::hold(std::forward<Interceptor>(interceptor), object);
-        using calls = detail::interceptor_calls<S, target>;
-        auto entry = detail::make_entry(object, std::move(owner), std::move(options),
-                                        FailurePolicy::propagate, calls::sync(), calls::async());
-        const HookId id = entry.id();
-        detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
-        return id;
-      }
-    }
-  }
-
   template <class S, class Selector, class Hook, class Options>
   HookId add_keyed_with(Selector&& selector, Hook&& hook, Options&& options) {
     if constexpr (!contains<S>) {
@@ -630,6 +602,34 @@ class HookSet {
         const HookId id = entry.id();
         detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton>(
             storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
+        return id;
+      }
+    }
+  }
+
+  template <class S, class Interceptor>
+  HookId intercept_with(Interceptor&& interceptor, HookOptions&& options) {
+    if constexpr (!contains<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+      return {};
+    } else if constexpr (!detail::slot_ok<S>) {
+      return {};  // reported where the set lists the slot
+    } else {
+      using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
+      using target = typename holding::target;
+      if constexpr (!detail::interceptor_shape_ok<S, target>) {
+        [[maybe_unused]] constexpr bool reported = detail::report_interceptor_shape<
+            S, typename detail::interceptor_calls<S, target>::expected_call, target>();
+        return {};
+      } else {
+        detail::check_interceptor_options(options);
+        void* object = nullptr;
+        auto owner = holding::hold(std::forward<Interceptor>(interceptor), object);
+        using calls = detail::interceptor_calls<S, target>;
+        auto entry = detail::make_entry(object, std::move(owner), std::move(options),
+                                        FailurePolicy::propagate, calls::sync(), calls::async());
+        const HookId id = entry.id();
+        detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
         return id;
       }
     }

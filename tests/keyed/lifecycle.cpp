@@ -40,7 +40,12 @@ int run(const Set& set, const std::string& tool) {
 }
 
 enum class Event { open, close, read };
-struct OnEvent : hookset::Slot<int(Event event), hookset::Fallback, hookset::Keyed> {
+struct Shift {
+  int by = 0;
+  int operator()(int result) const { return result + by; }
+};
+struct OnEvent : hookset::Slot<int(Event event), hookset::Fallback, hookset::Finalize<Shift>,
+                               hookset::Keyed> {
   static int default_impl(Event) { return -1; }
 };
 
@@ -134,6 +139,9 @@ TEST_CASE("keyed: frozen and shared sets dispatch keyed slots, filtered keys inc
   set.add<Check>(hookset::key("a"), giving(1000));  // the frozen copy does not see it
   CHECK(hookset::sync_wait(frozen.call<Check>(0, std::string("a"))) == 1);
   CHECK(hookset::sync_wait(frozen.call<Check>(0, std::string("xy"))) == 2);
+  CHECK(frozen.keys<Check>() == std::vector<std::string>{"a"});
+  CHECK(frozen.has_hooks<Check>("xz"));
+  CHECK_FALSE(frozen.has_hooks<Check>("b"));
 
   hookset::SharedHookSet<Check, Other> shared(std::move(set));
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("a"))) == 1001);
@@ -173,6 +181,19 @@ TEST_CASE("keyed: a dispatch is unaffected by edits made before it starts or by 
   CHECK(hookset::sync_wait(std::move(exact)) == 1);
   CHECK(hookset::sync_wait(std::move(filtered)) == 2);
   CHECK(run(later, "k") == 50);
+
+  // The same from a slot without any registration yet (with and without a configured
+  // companion): a registration for another key made before the dispatch starts stays out of it.
+  using Finalized = hookset::HookSet<OnEvent>;
+  for (bool configured : {false, true}) {
+    CAPTURE(configured);
+    Finalized events;
+    if (configured) events.configure<OnEvent>(Shift{100});
+    auto open = events.call<OnEvent>(Event::open);
+    events.add<OnEvent>(hookset::key(Event::close), [](Event, std::optional<int>) { return 7; });
+    CHECK(hookset::sync_wait(std::move(open)) == (configured ? 99 : -1));
+    CHECK(hookset::sync_wait(events.call<OnEvent>(Event::close)) == (configured ? 107 : 7));
+  }
 }
 
 TEST_CASE("keyed: edits keep the strong guarantee") {

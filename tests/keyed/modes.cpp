@@ -311,3 +311,22 @@ TEST_CASE("keyed Concurrent slot: a key's coroutine hooks run at the same time, 
   CHECK(*outcome.value == std::vector<int>{-5, 1, 2});
   CHECK(hookset::sync_wait(set.call<Gathered>(5, "a")) == std::vector<int>{-5});
 }
+
+TEST_CASE("keyed: interceptors wrap the dispatch of every key, with the key among the arguments") {
+  Set set;
+  set.add<Summed>(hookset::key("a"), returning("a", 10));
+  set.add<Summed>(hookset::glob("b*"), returning("b*", 20));
+  const auto id = set.intercept<Summed>([](hookset::Next<Summed> next, int x,
+                                           std::string_view tool) -> Task<int> {
+    note("around " + text(tool));
+    co_return co_await next(x, tool) + 1000;
+  });
+  auto& log = test_support::fresh_log();
+  CHECK(run<Summed>(set, 1, "a") == 1011);   // precomputed list
+  CHECK(run<Summed>(set, 1, "bc") == 1021);  // filtered list
+  CHECK(run<Summed>(set, 1, "z") == 1001);   // no hook for the key
+  CHECK(log == Log{"around a", "default a", "a a", "around bc", "default bc", "b* bc",
+                   "around z", "default z"});
+  CHECK(set.remove(id));
+  CHECK(run<Summed>(set, 1, "a") == 11);
+}

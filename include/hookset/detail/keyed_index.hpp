@@ -278,8 +278,7 @@ struct keyed_index {
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
-  // The slot's interceptors (set.intercept<S>, set.intercept_all): every key's dispatch runs them.
-  std::vector<hook_entry> interceptors;
+  std::vector<hook_entry> interceptors;  // the slot's: they wrap every key's dispatch
 
   const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
 
@@ -293,10 +292,9 @@ struct keyed_index {
   hook_list_owner owner_of(std::vector<hook_entry> hooks, const hook_list_owner* before) const {
     if (before) {
       const hook_list* old = before->current();
-      const auto same = [](const hook_entry& a, const hook_entry& b) {
-        return a.record == b.record;
-      };
-      if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
+      auto same = [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; };
+      if (old && old->chain == chain && old->aggregate == aggregate &&
+          old->finalize == finalize &&
           std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
           std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
                      old->interceptors.end(), same))
@@ -444,6 +442,10 @@ decltype(auto) lookup_key(const Arg& argument) {
 // exact registration, the any-key hooks, or those filtered for it), as an ordinary dispatch. It
 // keeps what the list belongs to, so that an edit of the set made before the dispatch starts
 // (or during it) cannot free the list under it.
+// What a dispatch of a keyed slot with no registration and no companion runs: nothing but the
+// default.
+inline const hook_list_owner no_keyed_hooks{};
+
 // (Inlined into the caller, as an ordinary dispatch is: the engine's fast path then sees what
 // this builds.)
 template <class Kind, class K, class... Args>
@@ -452,10 +454,16 @@ HOOKSET_ALWAYS_INLINE dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_
                               Args&&... args) {
   const hook_list* all = slot_owner.current();
   const auto* index = all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
-  // (No registration yet: the slot's own list, if any, holds configured companions only.)
-  const hook_list_owner* hooks = &slot_owner;
+  const hook_list_owner* hooks = &no_keyed_hooks;
   std::shared_ptr<const void> kept;
-  if (index) {
+  if (all && !index) {
+    // No registration yet, but configured companions: that list as it is now (a registration
+    // made before the dispatch starts must not reach it through the slot's list of all keys).
+    auto same = std::make_shared<keyed_filtered>();
+    same->hooks = slot_owner;
+    hooks = &same->hooks;
+    kept = std::move(same);
+  } else if (index) {
     auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
     hooks = index->find(key);
     if (hooks || !index->has_matchers) {
