@@ -525,9 +525,6 @@ class HookSet {
                          boost::mp11::mp_size<typename S::parameter_types>::value) {
       constexpr bool reported = detail::report_call_arity<S>();  // evaluated now: our error first
       return reported;
-    } else if constexpr (detail::is_keyed<S>) {
-      return detail::keyed_dispatch<detail::kind_of<S>, key_type_t<S>>(
-          storage_for<S>(), detail::descriptor_of<S>, observer_, std::forward<Args>(args)...);
     } else {
       return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
                                                   observer_, std::forward<Args>(args)...);
@@ -600,7 +597,8 @@ class HookSet {
             detail::make_entry(object, std::move(owner), std::forward<Options>(options),
                                detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
         const HookId id = entry.id();
-        detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton>(
+        detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
+                                  detail::key_argument_t<S>>(
             storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
         return id;
       }
@@ -764,7 +762,8 @@ class HookSet {
   template <class S>
   void insert_hook(detail::hook_entry entry) {
     if constexpr (detail::is_keyed<S>)  // a registration without a selector: every key
-      return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton>(
+      return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
+                                  detail::key_argument_t<S>>(
           storage_for<S>(), std::move(entry), nullptr, slot_name<S>, observer_);
     detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
                         slot_name<S>, observer_);

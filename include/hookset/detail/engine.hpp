@@ -397,6 +397,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
+    if constexpr (Kind::is_keyed) {
+      // A keyed slot: the hooks of this dispatch's key, looked up once, now.
+      if (list_ && list_->list_for_key && take_list_for_key()) [[unlikely]]
+        return start_watched();  // a list filtered for the key: this dispatch owns it
+    }
     if constexpr (companions_constructible) {
       if (!set_observer_ && !(flags_ & has_context) && !observer_installed()) [[likely]] {
         // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
@@ -457,8 +462,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
       if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
         intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
-        list_->acquire();      // as any dispatch that suspends (below)
-        flags_ |= holds_list;
+        hold_list();           // as any dispatch that suspends (below)
         start_intercepted();
         if (flags_ & has_context) context_->arm_deadline();
         return false;
@@ -484,10 +488,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
       // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
       // synchronous scope still protects it (it may already be parked).
-      if (list_) {
-        list_->acquire();
-        flags_ |= holds_list;
-      }
+      if (list_) hold_list();
       if (flags_ & has_context) context_->arm_deadline();
       return false;
     } catch (...) {
@@ -531,6 +532,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     observers_.forget_boundary();
     flags_ |= observed;
     if (observers_.hook_events) flags_ |= hook_events;
+  }
+
+  // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
+  // its own from the start).
+  void hold_list() noexcept {
+    if (flags_ & holds_list) return;
+    list_->acquire();
+    flags_ |= holds_list;
+  }
+
+  // A keyed slot's dispatch: list_ becomes the list of its key. True when that is a list
+  // filtered for the key, which this dispatch then holds (the general path releases it).
+  bool take_list_for_key() {
+    bool owned = false;
+    const auto& key = std::get<sizeof...(A) - 1>(args_);
+    list_ = list_->list_for_key(*list_, &key, owned);
+    if (owned) flags_ |= holds_list;
+    return owned;
   }
 
   // Whether this dispatch is the rest of an intercepted one.

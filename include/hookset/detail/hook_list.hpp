@@ -101,6 +101,10 @@ struct hook_list {
   // derives them again after every change (null for a slot that is not keyed).
   std::shared_ptr<const void> keyed;
   std::shared_ptr<const void> (*index_keys)(const hook_list&) = nullptr;
+  // The list a dispatch of the slot runs for the key `key` (its last argument, as the dispatch
+  // binds it): the key's precomputed list, or - `owned` set - a list filtered for it, of which
+  // the dispatch holds the only reference. Set with index_keys.
+  const hook_list* (*list_for_key)(const hook_list& all, const void* key, bool& owned) = nullptr;
 
   hook_list() = default;
   hook_list(const hook_list& other)
@@ -116,7 +120,8 @@ struct hook_list {
         aggregate(other.aggregate),
         finalize(other.finalize),
         keyed(other.keyed),
-        index_keys(other.index_keys) {}
+        index_keys(other.index_keys),
+        list_for_key(other.list_for_key) {}
   hook_list& operator=(const hook_list&) = delete;
 
   // The hooks in priority and registration order.
@@ -389,7 +394,10 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
     if (source->chain) list.chain = source->chain;
     if (source->aggregate) list.aggregate = source->aggregate;
     if (source->finalize) list.finalize = source->finalize;
-    if (source->index_keys) list.index_keys = source->index_keys;
+    if (source->index_keys) {
+      list.index_keys = source->index_keys;
+      list.list_for_key = source->list_for_key;
+    }
   });
   if (replaces_singleton) warn(slot, "singleton hook replaced by extend", observer);
   if (replaces_companion) warn(slot, "configured companion replaced by extend", observer);

@@ -205,10 +205,18 @@ std::shared_ptr<const key_selector<K>> make_key_selector(Selector&& given) {
   }
 }
 
-// The hooks of a key without an exact registration, filtered for one dispatch (which keeps it).
-struct keyed_filtered {
-  hook_list_owner hooks;
-};
+// The key of a dispatch's arguments, as it is looked up.
+template <class K, class Arg>
+decltype(auto) lookup_key(const Arg& argument) {
+  if constexpr (std::is_same_v<K, std::string>) return std::string_view(argument);
+  else if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, K>) return (argument);
+  else return K(argument);
+}
+
+// The key argument of keyed slot S as a dispatch binds it (what list_for_key reads).
+template <class S>
+using key_argument_t =
+    std::remove_reference_t<bound_t<boost::mp11::mp_back<typename S::parameter_types>>>;
 
 // The keys with an exact registration and their lists: immutable once built, so an
 // open-addressing table (linear probing, at most half full, each slot's hash kept) over a dense
@@ -362,17 +370,35 @@ struct keyed_index {
     return index;
   }
 
-  // The hooks a key without an exact registration runs, when the slot has matchers.
-  HOOKSET_NOINLINE std::shared_ptr<const keyed_filtered> filtered(key_lookup_t<K> key) const {
+  // The hooks a key without an exact registration runs, when the slot has matchers: a list the
+  // caller holds the one reference to (`owned`), or null.
+  HOOKSET_NOINLINE const hook_list* filtered_list(key_lookup_t<K> key, bool& owned) const {
     std::vector<hook_entry> hooks;
     for (const hook_entry& entry : general) {
       const key_selector<K>* selector = selector_of<K>(entry);
       if (!selector || selector->matches(key)) hooks.push_back(entry);
     }
     keep_last_if_singleton(hooks);
-    auto result = std::make_shared<keyed_filtered>();
-    result->hooks = owner_of(std::move(hooks), nullptr);
-    return result;
+    const hook_list_owner owner = owner_of(std::move(hooks), nullptr);
+    const hook_list* list = owner.current();
+    if (list) {
+      list->acquire();  // (the owner lets go of its own reference, or parks it)
+      owned = true;
+    }
+    return list;
+  }
+
+  // hook_list::list_for_key: the list a dispatch runs for the key it was given (KeyArg: the
+  // key argument as the dispatch binds it).
+  template <class KeyArg>
+  static const hook_list* list_for_key(const hook_list& all, const void* key_argument,
+                                       bool& owned) {
+    const auto* index = static_cast<const keyed_index*>(all.keyed.get());
+    if (!index) return &all;  // (no registration: the slot's companions and interceptors alone)
+    auto&& key = lookup_key<K>(*static_cast<const KeyArg*>(key_argument));
+    if (const hook_list_owner* mine = index->find(key)) return mine->current();
+    if (!index->has_matchers) return index->any_key.current();
+    return index->filtered_list(key, owned);
   }
 
   // Whether a dispatch for `key` would run a hook.
@@ -405,13 +431,23 @@ std::vector<K> registered_keys(const hook_list_owner& owner) {
 
 // Registers `entry` in keyed slot list `owner` for the keys `selector` names (null: every key).
 // A Singleton slot's registration replaces one with the same selector.
-template <class K, bool Singleton>
+template <class K, bool Singleton, class KeyArg>
 void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
                        std::shared_ptr<const key_selector<K>> selector, std::string_view slot,
                        Observer* observer) {
   // (The record is the new registration's own: nothing else sees it yet.)
   std::const_pointer_cast<hook_record>(entry.record)->key_selector = std::move(selector);
   bool replaced = false;
+  // The first keyed registration of a list (say one made for configured companions) must not
+  // be applied in place: the index is derived only on a copy (hook_list_owner::modify), and its
+  // derivation may throw. A reference held across the edit rules the in-place path out.
+  struct pin {
+    const hook_list* list;
+    ~pin() {
+      if (list) hook_list::release_ref(list);
+    }
+  } pinned{owner.current()};
+  if (pinned.list) pinned.list->acquire();
   owner.modify([&](hook_list& list) {
     const hook_record* added = entry.record.get();
     std::vector<hook_entry> base = list.base_order();
@@ -423,6 +459,7 @@ void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
     }
     base.insert(insertion_point(base, entry.priority()), std::move(entry));
     list.index_keys = &keyed_index<K>::template build<Singleton>;
+    list.list_for_key = &keyed_index<K>::template list_for_key<KeyArg>;
     list.arrange(std::move(base), slot, added);
   });
   if (replaced)
@@ -430,55 +467,7 @@ void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
          observer);
 }
 
-// The key of a dispatch's arguments, as it is looked up.
-template <class K, class Arg>
-decltype(auto) lookup_key(const Arg& argument) {
-  if constexpr (std::is_same_v<K, std::string>) return std::string_view(argument);
-  else if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, K>) return (argument);
-  else return K(argument);
-}
-
-// A keyed slot's dispatch: the hooks of the key's precomputed list (or, for a key without an
-// exact registration, the any-key hooks, or those filtered for it), as an ordinary dispatch. It
-// keeps what the list belongs to, so that an edit of the set made before the dispatch starts
-// (or during it) cannot free the list under it.
-// What a dispatch of a keyed slot with no registration and no companion runs: nothing but the
-// default.
-inline const hook_list_owner no_keyed_hooks{};
-
-// (Inlined into the caller, as an ordinary dispatch is: the engine's fast path then sees what
-// this builds.)
-template <class Kind, class K, class... Args>
-HOOKSET_ALWAYS_INLINE dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_owner,
-                              const slot_descriptor<Kind>& slot, Observer* observer,
-                              Args&&... args) {
-  const hook_list* all = slot_owner.current();
-  const auto* index = all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
-  const hook_list_owner* hooks = &no_keyed_hooks;
-  std::shared_ptr<const void> kept;
-  if (all && !index) {
-    // No registration yet, but configured companions: that list as it is now (a registration
-    // made before the dispatch starts must not reach it through the slot's list of all keys).
-    auto same = std::make_shared<keyed_filtered>();
-    same->hooks = slot_owner;
-    hooks = &same->hooks;
-    kept = std::move(same);
-  } else if (index) {
-    auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
-    hooks = index->find(key);
-    if (hooks || !index->has_matchers) {
-      if (!hooks) hooks = &index->any_key;
-      kept = all->keyed;
-    } else {
-      auto filtered = index->filtered(key);
-      hooks = &filtered->hooks;
-      kept = std::move(filtered);
-    }
-  }
-  // One dispatch, returned as it is (no move of it).
-  dispatch<Kind> result(*hooks, slot, observer, std::forward<Args>(args)...);
-  if (kept) std::move(result).keeping(std::move(kept));
-  return result;
-}
+// A keyed slot's dispatch is an ordinary one: at its start, the engine looks up the hooks of
+// its key (hook_list::list_for_key, dispatch::await_ready).
 
 }  // namespace hookset::detail

@@ -139,13 +139,16 @@ struct pipeline_types<R, mp::mp_list<Input, PassThrough...>, Terminals<Custom...
 };
 
 template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC,
-          class OutputOption, std::size_t Concurrency = 1, class TerminalsOption = Terminals<>>
+          class OutputOption, std::size_t Concurrency = 1, class TerminalsOption = Terminals<>,
+          bool IsKeyed = false>
 struct slot_kind;
 
 template <class R, class... A, class Mode, class ChainC, class AggregateC, class FinalizeC,
-          class OutputOption, std::size_t Concurrency, class TerminalsOption>
+          class OutputOption, std::size_t Concurrency, class TerminalsOption, bool IsKeyed>
 struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, OutputOption,
-                 Concurrency, TerminalsOption> {
+                 Concurrency, TerminalsOption, IsKeyed> {
+  // A Keyed slot: its dispatch looks up the hooks of its key (the last argument) at its start.
+  static constexpr bool is_keyed = IsKeyed;
   static constexpr bool is_pipeline =
       std::is_same_v<Mode, Pipeline> || std::is_same_v<Mode, fallback_pipeline>;
   // A Pipeline + Fallback slot: the default decides (returns a Decision), only without hooks.
@@ -213,7 +216,8 @@ struct slot_options {
       mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
   using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain,
                          aggregate, finalize, output_option,
-                         concurrency_of<concurrency_option>::value, terminals_option>;
+                         concurrency_of<concurrency_option>::value, terminals_option,
+                         mp::mp_contains<options, Keyed>::value>;
 };
 
 template <class S>
