@@ -21,16 +21,15 @@ struct KeyedFold : hookset::Slot<int(std::string_view s, std::string_view tool),
     return default_value(s);
   }
 };
-struct PlainFold
-    : hookset::Slot<int(std::string_view s, std::string_view tool), hookset::Always> {
+struct PlainFold : hookset::Slot<int(std::string_view s, std::string_view tool), hookset::Always> {
   static int default_impl(std::string_view s, std::string_view) noexcept {
     return default_value(s);
   }
 };
 using Set = hookset::HookSet<KeyedFold, PlainFold>;
 
-inline constexpr auto keyed_hook = [](std::string_view s, std::string_view,
-                                      std::optional<int> last) noexcept {
+inline constexpr auto keyed_hook =
+    [](std::string_view s, std::string_view, std::optional<int> last) noexcept {
   return last.value_or(0) + static_cast<int>(s.size());
 };
 

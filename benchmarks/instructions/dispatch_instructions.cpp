@@ -289,8 +289,8 @@ struct UnkeyedFold
     return default_value(s);
   }
 };
-constexpr auto keyed_fold_hook = [](std::string_view s, std::string_view,
-                                    std::optional<int> last) noexcept {
+constexpr auto keyed_fold_hook =
+    [](std::string_view s, std::string_view, std::optional<int> last) noexcept {
   return last.value_or(0) + static_cast<int>(s.size());
 };
 const std::string keyed_dispatched = "tool_0500";

@@ -254,27 +254,28 @@ class HookSet {
     return add_with<S>(std::forward<Hook>(hook), std::move(options));
   }
   template <class S, class Hook, class Options = Priority>
-    requires(!detail::is_key_selector<Hook>)
-  HookId add(boost::hana::basic_type<S>, Hook&& hook, Options options = {}) {
+  requires(!detail::is_key_selector<Hook>) HookId
+      add(boost::hana::basic_type<S>, Hook&& hook, Options options = {}) {
     return add<S>(std::forward<Hook>(hook), std::move(options));
   }
 
   // Keyed slots (<hookset/keyed.hpp>): registers `hook` for the keys `selector` names -
   // hookset::key(k), prefix(p), glob(g), matching(predicate) or any_key.
   template <class S, class Selector, class Hook>
-    requires detail::is_key_selector<Selector>
-  HookId add(Selector&& selector, Hook&& hook, Priority priority = {}) {
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        Priority priority = {}) {
     return add_keyed_with<S>(std::forward<Selector>(selector), std::forward<Hook>(hook), priority);
   }
   template <class S, class Selector, class Hook>
-    requires detail::is_key_selector<Selector>
-  HookId add(Selector&& selector, Hook&& hook, HookOptions options) {
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        HookOptions options) {
     return add_keyed_with<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
                              std::move(options));
   }
   template <class S, class Selector, class Hook, class Options = Priority>
-    requires detail::is_key_selector<Selector>
-  HookId add(boost::hana::basic_type<S>, Selector&& selector, Hook&& hook, Options options = {}) {
+  requires detail::is_key_selector<Selector> HookId add(boost::hana::basic_type<S>,
+                                                        Selector&& selector, Hook&& hook,
+                                                        Options options = {}) {
     return add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook), std::move(options));
   }
 
@@ -638,8 +639,7 @@ class HookSet {
     namespace mp = boost::mp11;
     using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
     using target = typename holding::target;
-    using misshapen =
-        mp::mp_remove_if_q<slots, detail::interceptor_shape_ok_for<target>>;
+    using misshapen = mp::mp_remove_if_q<slots, detail::interceptor_shape_ok_for<target>>;
     if constexpr (!mp::mp_empty<misshapen>::value) {
       using S = mp::mp_front<misshapen>;
       [[maybe_unused]] constexpr bool reported = detail::report_interceptor_shape<
@@ -763,7 +763,7 @@ class HookSet {
   void insert_hook(detail::hook_entry entry) {
     if constexpr (detail::is_keyed<S>)  // a registration without a selector: every key
       return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
-                                  detail::key_argument_t<S>>(
+                                       detail::key_argument_t<S>>(
           storage_for<S>(), std::move(entry), nullptr, slot_name<S>, observer_);
     detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
                         slot_name<S>, observer_);

@@ -38,8 +38,9 @@ net::awaitable<int> after(std::chrono::milliseconds delay, int value) {
 
 }  // namespace
 
-TEST_CASE("a coroutine interceptor around asio::awaitable hooks, co_awaited in an "
-          "asio::awaitable") {
+TEST_CASE(
+    "a coroutine interceptor around asio::awaitable hooks, co_awaited in an "
+    "asio::awaitable") {
   Set set;
   std::vector<std::string> seen;
   set.add<Score>([](int, std::optional<int> last) { return after(2ms, *last + 1); });
@@ -59,8 +60,9 @@ TEST_CASE("a coroutine interceptor around asio::awaitable hooks, co_awaited in a
   CHECK(seen == std::vector<std::string>{"before Score", "after 41"});
 }
 
-TEST_CASE("a deadline on the io_context's timers ends the hooks inside next() - the interceptor "
-          "answers instead") {
+TEST_CASE(
+    "a deadline on the io_context's timers ends the hooks inside next() - the interceptor "
+    "answers instead") {
   Set set;
   set.add<Score>([](int, std::optional<int>) { return after(10s, 0); });
   set.intercept<Score>([](Next<Score> next, int x) -> Task<int> {
@@ -75,9 +77,7 @@ TEST_CASE("a deadline on the io_context's timers ends the hooks inside next() - 
   const auto start = std::chrono::steady_clock::now();
   net::co_spawn(
       io,
-      [&]() -> net::awaitable<void> {
-        answer = co_await set.call<Score>(1).with_timeout(20ms);
-      },
+      [&]() -> net::awaitable<void> { answer = co_await set.call<Score>(1).with_timeout(20ms); },
       net::detached);
   io.run();
   CHECK(std::chrono::steady_clock::now() - start < 5s);

@@ -88,9 +88,8 @@ TEST_CASE("observers see one dispatch - interceptors and hooks as hook events un
   set.set_observer(&observer);
   set.add<Count>([](int x, std::optional<int> last) { return x + *last; },
                  hookset::HookOptions{.name = "add"});
-  set.intercept<Count>(
-      [](Next<Count> next, int x) -> Task<int> { co_return co_await next(x) + 1; },
-      hookset::HookOptions{.name = "outer"});
+  set.intercept<Count>([](Next<Count> next, int x) -> Task<int> { co_return co_await next(x) + 1; },
+                       hookset::HookOptions{.name = "outer"});
   set.intercept<Count>([](Next<Count> next, int x) { return hookset::sync_wait(next(x)); },
                        hookset::HookOptions{.name = "inner"});
   CHECK(hookset::sync_wait(set.call<Count>(2)) == 5);
@@ -101,9 +100,9 @@ TEST_CASE("observers see one dispatch - interceptors and hooks as hook events un
   CHECK_FALSE(observer.events[1].failed);
   const std::string id = "#" + std::to_string(observer.events[0].id);
   CHECK(observer.hooks == std::vector<std::string>{
-                             "interceptor outer begin " + id, "interceptor inner begin " + id,
-                             "hook add begin " + id, "hook add end ok " + id,
-                             "interceptor inner end ok " + id, "interceptor outer end ok " + id});
+                              "interceptor outer begin " + id, "interceptor inner begin " + id,
+                              "hook add begin " + id, "hook add end ok " + id,
+                              "interceptor inner end ok " + id, "interceptor outer end ok " + id});
 }
 
 TEST_CASE("an interceptor's failure is reported as a failed interceptor and fails the dispatch") {
@@ -119,8 +118,9 @@ TEST_CASE("an interceptor's failure is reported as a failed interceptor and fail
   CHECK(observer.hooks.back().starts_with("interceptor guard end failed"));
 }
 
-TEST_CASE("cancellation: the hooks inside next() get the caller's stop token - a token already "
-          "triggered runs no interceptor") {
+TEST_CASE(
+    "cancellation: the hooks inside next() get the caller's stop token - a token already "
+    "triggered runs no interceptor") {
   Log& log = fresh_log();
   Set set;
   set.add<Count>([](int x, std::optional<int>) { return wait_for_stop("hook", x); });
@@ -146,8 +146,9 @@ TEST_CASE("cancellation: the hooks inside next() get the caller's stop token - a
   CHECK(log.empty());
 }
 
-TEST_CASE("a deadline covers the whole dispatch: DispatchTimeout reaches the interceptor, "
-          "which may answer instead") {
+TEST_CASE(
+    "a deadline covers the whole dispatch: DispatchTimeout reaches the interceptor, "
+    "which may answer instead") {
   Log& log = fresh_log();
   Set set;
   set.add<Count>([](int x, std::optional<int>) { return wait_for_stop("slow", x); },
@@ -219,15 +220,16 @@ TEST_CASE("pipelines: an interceptor rewrites the input, refuses alone, or reads
     if (call.path.starts_with("/etc")) return hookset::reject("outside the workspace");
     return hookset::pass();
   });
-  set.intercept<Check>([](Next<Check> next, const Call& call) -> Task<hookset::call_result_t<Check>> {
-    if (call.tool == "shell")
-      co_return hookset::call_result_t<Check>{hookset::Reject{"no shell"}, call, {}};
-    Call normalised = call;
-    if (normalised.path.empty()) normalised.path = "/work";
-    auto result = co_await next(normalised);
-    if (result.rejected()) note("refused: " + result.reason());
-    co_return result;
-  });
+  set.intercept<Check>(
+      [](Next<Check> next, const Call& call) -> Task<hookset::call_result_t<Check>> {
+        if (call.tool == "shell")
+          co_return hookset::call_result_t<Check>{hookset::Reject{"no shell"}, call, {}};
+        Call normalised = call;
+        if (normalised.path.empty()) normalised.path = "/work";
+        auto result = co_await next(normalised);
+        if (result.rejected()) note("refused: " + result.reason());
+        co_return result;
+      });
   const auto ran = hookset::sync_wait(set.call<Check>(Call{"read", ""}));
   REQUIRE(ran.completed());
   CHECK(ran.output() == "ran read /work");
@@ -239,8 +241,9 @@ TEST_CASE("pipelines: an interceptor rewrites the input, refuses alone, or reads
   CHECK(log == Log{"gate /work", "gate /etc/passwd", "refused: outside the workspace"});
 }
 
-TEST_CASE("frozen and shared sets keep their interceptors - a running dispatch keeps the "
-          "interceptors and hooks it started with") {
+TEST_CASE(
+    "frozen and shared sets keep their interceptors - a running dispatch keeps the "
+    "interceptors and hooks it started with") {
   Log& log = fresh_log();
   Set set;
   set.intercept<Count>([](Next<Count> next, int x) { return hookset::sync_wait(next(x)) + 100; });
@@ -249,9 +252,8 @@ TEST_CASE("frozen and shared sets keep their interceptors - a running dispatch k
 
   hookset::SharedHookSet<Count, Collect, Check> shared;
   shared.update([](auto& s) {
-    s.template intercept<Count>([](Next<Count> next, int x) -> Task<int> {
-      co_return co_await next(x) * 2;
-    });
+    s.template intercept<Count>(
+        [](Next<Count> next, int x) -> Task<int> { co_return co_await next(x) * 2; });
   });
   CHECK(hookset::sync_wait(shared.call<Count>(3)) == 6);
 

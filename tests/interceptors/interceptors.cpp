@@ -54,8 +54,9 @@ auto logging_interceptor(std::string name) {
 
 }  // namespace
 
-TEST_CASE("a synchronous interceptor runs around the dispatch, with replaced arguments and a "
-          "changed result") {
+TEST_CASE(
+    "a synchronous interceptor runs around the dispatch, with replaced arguments and a "
+    "changed result") {
   Log& log = fresh_log();
   Set set;
   set.add<Fold>(fold_hook("h", 1));
@@ -211,8 +212,9 @@ TEST_CASE("interceptors with a chain slot: the chain's rules hold inside next()"
   CHECK(*hookset::sync_wait(set.call<Choose>(std::string("tiny"))) == "model:small");
 }
 
-TEST_CASE("registration: an interceptor takes no time limit nor failure policy - extend merges "
-          "interceptors, clear removes them") {
+TEST_CASE(
+    "registration: an interceptor takes no time limit nor failure policy - extend merges "
+    "interceptors, clear removes them") {
   Log& log = fresh_log();
   Set set;
   hookset::HookOptions limited;
@@ -220,9 +222,9 @@ TEST_CASE("registration: an interceptor takes no time limit nor failure policy -
   CHECK_THROWS_AS(set.intercept<Fold>(logging_interceptor("x"), limited), std::invalid_argument);
   hookset::HookOptions failing;
   failing.on_failure = hookset::FailOpen;
-  CHECK_THROWS_AS(set.intercept_all([](auto next, const auto&... args) { return next(args...); },
-                                    failing),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      set.intercept_all([](auto next, const auto&... args) { return next(args...); }, failing),
+      std::invalid_argument);
   CHECK(hookset::sync_wait(set.call<Fold>(1)) == 1);
   CHECK(log == Log{"default(1)"});  // nothing was registered
 

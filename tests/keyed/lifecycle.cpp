@@ -44,8 +44,8 @@ struct Shift {
   int by = 0;
   int operator()(int result) const { return result + by; }
 };
-struct OnEvent : hookset::Slot<int(Event event), hookset::Fallback, hookset::Finalize<Shift>,
-                               hookset::Keyed> {
+struct OnEvent
+    : hookset::Slot<int(Event event), hookset::Fallback, hookset::Finalize<Shift>, hookset::Keyed> {
   static int default_impl(Event) { return -1; }
 };
 
@@ -146,14 +146,14 @@ TEST_CASE("keyed: frozen and shared sets dispatch keyed slots, filtered keys inc
   hookset::SharedHookSet<Check, Other> shared(std::move(set));
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("a"))) == 1001);
   auto pending = shared.call<Check>(0, std::string("xy"));  // filtered list, kept by the dispatch
-  shared.update([](auto& next) {
-    next.template add<Check>(hookset::glob("x?"), giving(20));
-  });
+  shared.update([](auto& next) { next.template add<Check>(hookset::glob("x?"), giving(20)); });
   CHECK(hookset::sync_wait(std::move(pending)) == 2);
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("xy"))) == 22);
 }
 
-TEST_CASE("keyed: a dispatch runs the hooks registered when it starts, unaffected by its own hooks' edits") {
+TEST_CASE(
+    "keyed: a dispatch runs the hooks registered when it starts, unaffected by its own hooks' "
+    "edits") {
   Set set;
   std::vector<hookset::HookId> added;
   set.add<Check>(hookset::key("a"), [&](int, const std::string&) {
@@ -226,8 +226,8 @@ TEST_CASE("keyed: non-string keys, add_hooks and predicates") {
   set.add<OnEvent>(hookset::key(Event::open), [](Event, std::optional<int>) { return 1; });
   set.add<OnEvent>(hookset::matching([](Event e) { return e != Event::open; }),
                    [](Event e, std::optional<int> last) {
-                     return (last ? *last * 10 : 0) + static_cast<int>(e);
-                   });
+    return (last ? *last * 10 : 0) + static_cast<int>(e);
+  });
   CHECK(hookset::sync_wait(set.call<OnEvent>(Event::open)) == 1);
   CHECK(hookset::sync_wait(set.call<OnEvent>(Event::close)) == 1);
   CHECK(hookset::sync_wait(set.call<OnEvent>(Event::read)) == 2);
@@ -236,7 +236,9 @@ TEST_CASE("keyed: non-string keys, add_hooks and predicates") {
 
   // add_hooks registers for every key.
   struct Handler {
-    int operator()(OnEvent, Event, std::optional<int> last) const { return last ? *last + 100 : 100; }
+    int operator()(OnEvent, Event, std::optional<int> last) const {
+      return last ? *last + 100 : 100;
+    }
   };
   hookset::HookSet<OnEvent> handled;
   handled.add<OnEvent>(hookset::key(Event::read), [](Event, std::optional<int>) { return 5; });

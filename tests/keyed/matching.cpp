@@ -15,8 +15,8 @@ using test_support::Log;
 using test_support::note;
 
 // A void Always slot: every selected hook runs, after the default.
-struct Notify : hookset::Slot<void(int value, std::string_view tool), hookset::Always,
-                              hookset::Keyed> {
+struct Notify
+    : hookset::Slot<void(int value, std::string_view tool), hookset::Always, hookset::Keyed> {
   static void default_impl(int value, std::string_view tool) {
     note("default " + std::string(tool) + " " + std::to_string(value));
   }
@@ -44,7 +44,8 @@ TEST_CASE("keyed: an exact key runs its own hooks, the any-key hooks, and no oth
   set.add<Notify>(noting("all"));
   set.add<Notify>(hookset::any_key, noting("any"));
 
-  CHECK(run(set, "fs_read") == Log{"default fs_read 1", "read:fs_read", "all:fs_read", "any:fs_read"});
+  CHECK(run(set, "fs_read") ==
+        Log{"default fs_read 1", "read:fs_read", "all:fs_read", "any:fs_read"});
   CHECK(run(set, "fs_write") ==
         Log{"default fs_write 1", "write:fs_write", "all:fs_write", "any:fs_write"});
   // A key nobody registered exactly: the any-key hooks only.

@@ -99,9 +99,8 @@ struct Chained : Plain<hookset::Always, hookset::Chain<StopAtNegative>> {};
 struct Summed : Plain<hookset::Always, hookset::Aggregate<Sum>> {};
 struct Joined : Plain<hookset::Fallback, hookset::Aggregate<Join>, hookset::Output<std::string>> {};
 struct Finalized : Plain<hookset::Always, hookset::Finalize<Offset>> {};
-struct Picked
-    : hookset::Slot<std::optional<int>(int x, std::string_view tool), hookset::Fallback,
-                    hookset::Chain<hookset::FirstSuccess>, hookset::Keyed> {
+struct Picked : hookset::Slot<std::optional<int>(int x, std::string_view tool), hookset::Fallback,
+                              hookset::Chain<hookset::FirstSuccess>, hookset::Keyed> {
   static std::optional<int> default_impl(int, std::string_view) { return -1; }
 };
 
@@ -117,8 +116,8 @@ auto returning(std::string name, int output) {
   };
 }
 
-using Set = hookset::HookSet<AlwaysFold, FallbackFold, Single, RunTool, DecideTool, Chained,
-                             Summed, Joined, Finalized, Picked>;
+using Set = hookset::HookSet<AlwaysFold, FallbackFold, Single, RunTool, DecideTool, Chained, Summed,
+                             Joined, Finalized, Picked>;
 
 template <class S, class... Args>
 auto run(const Set& set, Args&&... args) {
@@ -127,8 +126,9 @@ auto run(const Set& set, Args&&... args) {
 
 }  // namespace
 
-TEST_CASE("keyed Always and Fallback fold slots: the default runs for a key without hooks only "
-          "where the mode says") {
+TEST_CASE(
+    "keyed Always and Fallback fold slots: the default runs for a key without hooks only "
+    "where the mode says") {
   Set set;
   set.add<AlwaysFold>(hookset::key("a"), folding("a1", 1));
   set.add<AlwaysFold>(hookset::prefix("a"), folding("a*", 2));
@@ -153,8 +153,9 @@ TEST_CASE("keyed Always and Fallback fold slots: the default runs for a key with
   CHECK(log == Log{"default b"});
 }
 
-TEST_CASE("keyed Singleton: per key, the last selecting registration in the slot's order runs - "
-          "a registration replaces the one with the same selector") {
+TEST_CASE(
+    "keyed Singleton: per key, the last selecting registration in the slot's order runs - "
+    "a registration replaces the one with the same selector") {
   test_support::RecordingObserver observer;
   Set set;
   set.set_observer(&observer);
@@ -189,7 +190,8 @@ TEST_CASE("keyed Singleton: per key, the last selecting registration in the slot
   CHECK(run<Single>(set, 9, "a") == 9);
 }
 
-TEST_CASE("keyed Pipeline: a key's hooks decide in order, then the default runs on the final input") {
+TEST_CASE(
+    "keyed Pipeline: a key's hooks decide in order, then the default runs on the final input") {
   Set set;
   set.add<RunTool>(hookset::key("ls"), appending<RunTool>("+ls"));
   set.add<RunTool>(appending<RunTool>("+all"), hookset::Priority{-1});
@@ -274,9 +276,9 @@ namespace {
 struct InOrder {
   std::vector<int> operator()(std::vector<int> outputs) const { return outputs; }
 };
-struct Gathered : hookset::Slot<int(int x, std::string_view tool), hookset::Always,
-                                hookset::Aggregate<InOrder>, hookset::Output<std::vector<int>>,
-                                hookset::Concurrent, hookset::Keyed> {
+struct Gathered
+    : hookset::Slot<int(int x, std::string_view tool), hookset::Always, hookset::Aggregate<InOrder>,
+                    hookset::Output<std::vector<int>>, hookset::Concurrent, hookset::Keyed> {
   static int default_impl(int x, std::string_view) { return -x; }
 };
 }  // namespace
@@ -316,17 +318,17 @@ TEST_CASE("keyed: interceptors wrap the dispatch of every key, with the key amon
   Set set;
   set.add<Summed>(hookset::key("a"), returning("a", 10));
   set.add<Summed>(hookset::glob("b*"), returning("b*", 20));
-  const auto id = set.intercept<Summed>([](hookset::Next<Summed> next, int x,
-                                           std::string_view tool) -> Task<int> {
-    note("around " + text(tool));
-    co_return co_await next(x, tool) + 1000;
-  });
+  const auto id = set.intercept<Summed>(
+      [](hookset::Next<Summed> next, int x, std::string_view tool) -> Task<int> {
+        note("around " + text(tool));
+        co_return co_await next(x, tool) + 1000;
+      });
   auto& log = test_support::fresh_log();
   CHECK(run<Summed>(set, 1, "a") == 1011);   // precomputed list
   CHECK(run<Summed>(set, 1, "bc") == 1021);  // filtered list
   CHECK(run<Summed>(set, 1, "z") == 1001);   // no hook for the key
-  CHECK(log == Log{"around a", "default a", "a a", "around bc", "default bc", "b* bc",
-                   "around z", "default z"});
+  CHECK(log == Log{"around a", "default a", "a a", "around bc", "default bc", "b* bc", "around z",
+                   "default z"});
   CHECK(set.remove(id));
   CHECK(run<Summed>(set, 1, "a") == 11);
 }

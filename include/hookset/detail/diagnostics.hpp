@@ -229,8 +229,7 @@ struct slot_rules {
   struct key_hashable_as {
     static constexpr bool holds = [] {
       if constexpr (std::is_void_v<Key>) return true;
-      else
-        return requires(const Key& k) {
+      else return requires(const Key& k) {
           { std::hash<Key>{}(k) } -> std::convertible_to<std::size_t>;
           { k == k } -> std::convertible_to<bool>;
         };

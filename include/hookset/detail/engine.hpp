@@ -610,9 +610,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       // (The set's observer too: its hooks' warnings, a fail-open skip say, are the set's.)
       dispatch rest(state.snapshot, *self.slot_, self.set_observer_,
                     static_cast<bound_t<A>&&>(args)...);
-      rest.set_context(new dispatch_context((self.flags_ & has_context)
-                                                ? self.context_->inherited_options()
-                                                : CallOptions{}));
+      rest.set_context(new dispatch_context(
+          (self.flags_ & has_context) ? self.context_->inherited_options() : CallOptions{}));
       rest.context_->continue_intercepted(&state.link);
       if constexpr (std::is_void_v<output>) co_await std::move(rest);
       else co_return co_await std::move(rest);
@@ -1699,7 +1698,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           case pending_kind::intercepted: {
             Task<output> pending = self->pending_intercepted_.take();
             if constexpr (std::is_void_v<output>) co_await std::move(pending);
-            else if constexpr (Kind::has_producer) self->output_.emplace(co_await std::move(pending));
+            else if constexpr (Kind::has_producer)
+              self->output_.emplace(co_await std::move(pending));
             else self->value_ = co_await std::move(pending);
             break;
           }

@@ -112,14 +112,16 @@ struct key_selector {
 
   bool matches(key_lookup_t<K> candidate) const {
     switch (how) {
-      case key_match::exact: return candidate == *key;
+      case key_match::exact:
+        return candidate == *key;
       case key_match::prefix:
         if constexpr (std::is_same_v<K, std::string>) return candidate.starts_with(pattern);
         else return false;
       case key_match::glob:
         if constexpr (std::is_same_v<K, std::string>) return glob_matches(pattern, candidate);
         else return false;
-      case key_match::predicate: return predicate(candidate);
+      case key_match::predicate:
+        return predicate(candidate);
     }
     return false;
   }
@@ -129,10 +131,13 @@ struct key_selector {
     if (!a || !b) return !a && !b;
     if (a->how != b->how) return false;
     switch (a->how) {
-      case key_match::exact: return *a->key == *b->key;
+      case key_match::exact:
+        return *a->key == *b->key;
       case key_match::prefix:
-      case key_match::glob: return a->pattern == b->pattern;
-      case key_match::predicate: return false;
+      case key_match::glob:
+        return a->pattern == b->pattern;
+      case key_match::predicate:
+        return false;
     }
     return false;
   }
@@ -160,8 +165,7 @@ constexpr bool key_selector_fits() {
     else return true;
   } else if constexpr (requires { &Sel::value; }) {
     using Given = decltype(Sel::value);
-    if constexpr (!std::is_constructible_v<K, const Given&>)
-      return report_key_type<S, K, Given>();
+    if constexpr (!std::is_constructible_v<K, const Given&>) return report_key_type<S, K, Given>();
     else return true;
   } else {
     return true;
@@ -188,13 +192,13 @@ std::shared_ptr<const key_selector<K>> make_key_selector(Selector&& given) {
       if constexpr (std::is_same_v<K, std::string> &&
                     !std::is_invocable_r_v<bool, const P&, std::string_view>)
         // (Only a predicate that insists on a std::string makes its matching allocate.)
-        selector->predicate = [predicate = std::forward<Selector>(given).predicate](
-                                  std::string_view candidate) {
+        selector->predicate =
+            [predicate = std::forward<Selector>(given).predicate](std::string_view candidate) {
           return static_cast<bool>(predicate(std::string(candidate)));
         };
       else
-        selector->predicate = [predicate = std::forward<Selector>(given).predicate](
-                                  key_lookup_t<K> candidate) {
+        selector->predicate =
+            [predicate = std::forward<Selector>(given).predicate](key_lookup_t<K> candidate) {
           return static_cast<bool>(predicate(candidate));
         };
     } else {
@@ -301,8 +305,7 @@ struct keyed_index {
     if (before) {
       const hook_list* old = before->current();
       auto same = [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; };
-      if (old && old->chain == chain && old->aggregate == aggregate &&
-          old->finalize == finalize &&
+      if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
           std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
           std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
                      old->interceptors.end(), same))
@@ -364,8 +367,8 @@ struct keyed_index {
       }
       for (; next_mine != mine.end(); ++next_mine) hooks.push_back(all.hooks[*next_mine]);
       index->keep_last_if_singleton(hooks);
-      index->exact.insert(key, index->owner_of(std::move(hooks),
-                                               previous ? previous->find(key) : nullptr));
+      index->exact.insert(
+          key, index->owner_of(std::move(hooks), previous ? previous->find(key) : nullptr));
     }
     return index;
   }

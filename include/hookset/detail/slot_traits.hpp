@@ -71,9 +71,9 @@ template <class O>
 using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
-using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value ||
-                                    is_concurrency<O>::value || is_terminals<O>::value ||
-                                    std::is_same_v<O, Keyed>>;
+using is_known_option =
+    mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value ||
+                is_terminals<O>::value || std::is_same_v<O, Keyed>>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
@@ -214,10 +214,10 @@ struct slot_options {
       mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
   using terminals_option =
       mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
-  using kind = slot_kind<typename S::result_type, typename S::parameter_types, mode, chain,
-                         aggregate, finalize, output_option,
-                         concurrency_of<concurrency_option>::value, terminals_option,
-                         mp::mp_contains<options, Keyed>::value>;
+  using kind =
+      slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
+                finalize, output_option, concurrency_of<concurrency_option>::value,
+                terminals_option, mp::mp_contains<options, Keyed>::value>;
 };
 
 template <class S>
