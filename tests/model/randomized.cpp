@@ -129,6 +129,10 @@ void run_variant(const Variant& variant) {
         "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
         variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines,
         f.borrowed, f.shared, f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
+  std::printf(
+      "[model/%s] interceptors: %zu intercept<S>, %zu intercept_all; %zu intercepted "
+      "dispatches\n",
+      variant.name, f.interceptors, f.intercept_all, f.intercepted);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
   std::printf("[model] %zu operations checked against the model so far in this run\n",
@@ -150,6 +154,7 @@ void run_variant(const Variant& variant) {
       REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 &&
                f.frozen_calls > 0 && f.shared_calls > 0));
     if (variant.config.nested) REQUIRE(f.nested > 0);
+    REQUIRE((f.interceptors > 0 && f.intercept_all > 0 && f.intercepted > 0));
   }
 }
 

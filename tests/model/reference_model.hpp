@@ -37,6 +37,31 @@ struct ModelHook {
   int limit = 0;     // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
 };
 
+// An interceptor (intercept<S>, or intercept_all: then the same token in every slot).
+struct ModelInterceptor {
+  int token;
+  int priority;
+  bool async;
+  int does;  // Intercepts
+  int k;
+};
+inline std::string interceptor_throws(int token) {
+  return "interceptor " + std::to_string(token) + " throws";
+}
+// What an interceptor answers alone, and its change of next's result (Intercepts), spelled as
+// the executor renders results.
+inline std::string interceptor_answer(SlotKind kind, int k, int x) {
+  if (kind.has(kVoid)) return "void";
+  if (kind.mode == Mode::Pipeline) return "complete:" + std::to_string(k) + " input=" + std::to_string(x);
+  if (kind.has(kOutput)) return "i" + std::to_string(k);
+  return std::to_string(k);
+}
+inline std::string interceptor_change(SlotKind kind, const std::string& result, int k) {
+  if (kind.int_result()) return std::to_string(std::stoi(result) + k);
+  if (kind.has(kOutput)) return result + "+" + std::to_string(k);
+  return result;
+}
+
 // The name a registration with options gets (failures name it); the model's spelling of the
 // errors a dispatch ends with (the executor renders the real ones the same way).
 inline std::string hook_name(int token) { return "h" + std::to_string(token); }
@@ -44,6 +69,7 @@ inline std::string hook_throws(int token) { return "hook " + std::to_string(toke
 
 struct ModelSlotState {
   std::vector<ModelHook> hooks;  // arrival order; dispatch order is a stable sort by priority
+  std::vector<ModelInterceptor> interceptors;  // the same, the first outermost
   std::optional<int> chain, aggregate, finalize;  // configured companions' parameters
 };
 using ModelSet = std::array<ModelSlotState, slot_count>;
@@ -90,6 +116,7 @@ class Predictor {
             std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
         hooks_(dispatch_order(state.hooks)),
+        interceptors_(state.interceptors),
         limit_(state.chain.value_or(default_limit)),
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
@@ -99,8 +126,14 @@ class Predictor {
         deadline_passed_(deadline_passed) {}
 
   Prediction run() {
+    std::stable_sort(
+        interceptors_.begin(), interceptors_.end(),
+        [](const ModelInterceptor& a, const ModelInterceptor& b) { return a.priority < b.priority; });
     try {
-      p_.result = dispatch();
+      // A dispatch stopped or late before it starts runs nothing, interceptors included.
+      if (deadline_passed_) throw ModelThrow{"timeout[]"};
+      if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};
+      p_.result = intercepted(0, call_.x);
     } catch (const ModelThrow& error) {
       p_.result = "throw:" + error.what;
       p_.failed = true;
@@ -161,11 +194,47 @@ class Predictor {
     return std::to_string(result + offset_);
   }
 
+  // docs/semantics.md, interceptors: the i-th interceptor around the rest (the later ones, then
+  // the slot's dispatch), which runs with the argument `x` it is given.
+  std::string intercepted(std::size_t i, int x) {
+    if (i == interceptors_.size()) {
+      call_.x = input_ = x;
+      return dispatch();
+    }
+    const ModelInterceptor& ic = interceptors_[i];
+    p_.events.push_back({ic.token, kIntercepted, x});
+    const auto rest = [&](int argument) {
+      std::string result = intercepted(i + 1, argument);
+      p_.events.push_back(
+          {ic.token, kNextReturned, kind_.int_result() ? std::stoll(result) : 0});
+      return result;
+    };
+    switch (ic.does) {
+      case kReplaceArgument:
+        return rest(x + ic.k);
+      case kChangeResult:
+        return interceptor_change(kind_, rest(x), ic.k);
+      case kAnswer:
+        p_.decided_by = 0;
+        return interceptor_answer(kind_, ic.k, x);
+      case kThrow:
+        throw ModelThrow{interceptor_throws(ic.token)};
+      case kCatch:
+        try {
+          return rest(x);
+        } catch (const ModelThrow&) {
+          p_.events.push_back({ic.token, kCaught, 0});
+          p_.decided_by = 0;
+          return interceptor_answer(kind_, ic.k, x);
+        }
+      default:
+        return rest(x);
+    }
+  }
+
   // Fail-open hooks that failed count as not run: a Singleton whose hook failed runs the default,
   // a Fallback slot whose hooks all failed runs the default exactly as with no hooks.
   std::string dispatch() {
-    if (deadline_passed_) throw ModelThrow{"timeout[]"};
-    if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};  // nothing runs at all
     const bool none = hooks_.empty();
     const bool always = kind_.mode == Mode::Always;
     if (kind_.mode == Mode::Pipeline) return pipeline();
@@ -268,6 +337,7 @@ class Predictor {
 
   SlotKind kind_;
   std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
+  std::vector<ModelInterceptor> interceptors_;  // the snapshot's, sorted when run() starts
   int limit_, weight_, offset_;   // the companions' parameters
   Call call_;
   int input_;  // the input as rewritten so far (pipelines; else the call's x)
