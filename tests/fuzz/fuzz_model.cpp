@@ -65,8 +65,8 @@ class Reader {
 
 // One record as one operation (its nested operations, if any, are read by the caller).
 //   r[0] kind (modulo 11: Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release,
-//   Cancel, Intercept) r[1] set pick (bits 0-2), other pick (bits 3-5) r[2] slot (modulo the number of slots)
-//   r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
+//   Cancel, Intercept) r[1] set pick (bits 0-2), other pick (bits 3-5) r[2] slot (modulo the number
+//   of slots) r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
 //   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2
 //   shared) r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits
 //   5-6, modulo 3) r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7

@@ -56,7 +56,8 @@ inline std::string show(const Event& e) {
                     : e.who == by_aggregate ? "aggregate"
                     : e.who == by_finalize  ? "finalize"
                                             : "hook#" + std::to_string(e.who);
-  if (e.what == kIntercepted) return "interceptor#" + std::to_string(e.who) + "(" + std::to_string(e.value) + ")";
+  if (e.what == kIntercepted)
+    return "interceptor#" + std::to_string(e.who) + "(" + std::to_string(e.value) + ")";
   if (e.what == kNextReturned)
     return "interceptor#" + std::to_string(e.who) + " got(" + std::to_string(e.value) + ")";
   if (e.what == kCaught) return "interceptor#" + std::to_string(e.who) + " caught";

@@ -349,8 +349,8 @@ struct Features {
   std::size_t pipelines = 0;       // pipeline dispatches
   std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref,
                                                                   // shared_ptr, Stateful, add_hooks
-  std::size_t frozen_calls = 0, shared_calls = 0;  // dispatches through freeze() / a SharedHookSet
-  std::size_t nested = 0;                          // dispatches made by running hooks
+  std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
+  std::size_t nested = 0;                           // dispatches made by running hooks
   std::size_t interceptors = 0, intercept_all = 0;  // registrations: intercept<S>, intercept_all
   std::size_t intercepted = 0;  // dispatches with interceptors (each checked as the others)
   Features& operator+=(const Features& o) {
@@ -589,11 +589,11 @@ class Executor {
           for (int i = 0; i < (op.multi ? slot_count : 1); ++i) anonymous_.push_back(a.token + i);
         break;
       case Op::Intercept:
-        a.skip = op.multi ? std::any_of(target.begin(), target.end(),
-                                        [](const ModelSlotState& slot) {
-                                          return slot.interceptors.size() >= 4;
-                                        })
-                          : target[static_cast<std::size_t>(op.slot)].interceptors.size() >= 4;
+        a.skip = op.multi
+                     ? std::any_of(
+                           target.begin(), target.end(),
+                           [](const ModelSlotState& slot) { return slot.interceptors.size() >= 4; })
+                     : target[static_cast<std::size_t>(op.slot)].interceptors.size() >= 4;
         if (!a.skip) a.token = ++tokens_;  // one registration, also for every slot
         break;
       case Op::Remove:
@@ -708,7 +708,8 @@ class Executor {
     if (a.policy >= 2) return;  // refused: an interceptor takes no time limit nor failure policy
     const ModelInterceptor interceptor{a.token, a.priority, a.async, a.variant, a.value};
     for (int i = 0; i < slot_count; ++i)
-      if (a.multi || i == a.slot) set[static_cast<std::size_t>(i)].interceptors.push_back(interceptor);
+      if (a.multi || i == a.slot)
+        set[static_cast<std::size_t>(i)].interceptors.push_back(interceptor);
   }
   static void model_configure(ModelSet& set, const Action& a) {
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
@@ -893,7 +894,7 @@ class Executor {
         if (a.multi) return set.intercept_all(std::move(interceptor), with);
         return with_slot(a.slot, [&](auto slot) {
           return set.template intercept<typename decltype(slot)::type>(std::move(interceptor),
-                                                                        with);
+                                                                       with);
         });
       };
       if (a.policy >= 2) {

@@ -97,8 +97,9 @@ struct Op {
           // intercept: 0 a Priority, 1 HookOptions with a name, 2 with a failure policy, 3 with
           //   a time limit (both refused with std::invalid_argument, nothing registered)
   int limit = 0;  // add: the hook's own time limit: 0 none, 1 one nanosecond (expires), 2 an hour
-  int own = 0;    // add, intercept: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
-                  // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
+  int own =
+      0;  // add, intercept: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
+          // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
   bool multi = false;  // add: one object for every slot of the set (add_hooks / with_hooks);
                        // intercept: one interceptor around every slot (intercept_all)
   int cancel = 0;  // call: 0 never stopped, -1 stopped before it starts, -2 its deadline already

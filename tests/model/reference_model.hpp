@@ -52,7 +52,8 @@ inline std::string interceptor_throws(int token) {
 // the executor renders results.
 inline std::string interceptor_answer(SlotKind kind, int k, int x) {
   if (kind.has(kVoid)) return "void";
-  if (kind.mode == Mode::Pipeline) return "complete:" + std::to_string(k) + " input=" + std::to_string(x);
+  if (kind.mode == Mode::Pipeline)
+    return "complete:" + std::to_string(k) + " input=" + std::to_string(x);
   if (kind.has(kOutput)) return "i" + std::to_string(k);
   return std::to_string(k);
 }
@@ -69,7 +70,7 @@ inline std::string hook_throws(int token) { return "hook " + std::to_string(toke
 
 struct ModelSlotState {
   std::vector<ModelHook> hooks;  // arrival order; dispatch order is a stable sort by priority
-  std::vector<ModelInterceptor> interceptors;  // the same, the first outermost
+  std::vector<ModelInterceptor> interceptors;     // the same, the first outermost
   std::optional<int> chain, aggregate, finalize;  // configured companions' parameters
 };
 using ModelSet = std::array<ModelSlotState, slot_count>;
@@ -80,10 +81,13 @@ inline std::size_t total_hooks(const ModelSet& set) {
   return n;
 }
 
-inline std::vector<ModelHook> dispatch_order(std::vector<ModelHook> hooks) {
-  std::stable_sort(hooks.begin(), hooks.end(),
-                   [](const ModelHook& a, const ModelHook& b) { return a.priority < b.priority; });
-  return hooks;
+// Hooks and interceptors alike (the first interceptor is the outermost).
+template <class Registration>
+std::vector<Registration> dispatch_order(std::vector<Registration> registrations) {
+  std::stable_sort(
+      registrations.begin(), registrations.end(),
+      [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
+  return registrations;
 }
 
 // What happens during a dispatch besides its calls: hooks performing operations, hooks parking.
@@ -116,7 +120,7 @@ class Predictor {
             std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
         hooks_(dispatch_order(state.hooks)),
-        interceptors_(state.interceptors),
+        interceptors_(dispatch_order(state.interceptors)),
         limit_(state.chain.value_or(default_limit)),
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
@@ -126,9 +130,6 @@ class Predictor {
         deadline_passed_(deadline_passed) {}
 
   Prediction run() {
-    std::stable_sort(
-        interceptors_.begin(), interceptors_.end(),
-        [](const ModelInterceptor& a, const ModelInterceptor& b) { return a.priority < b.priority; });
     try {
       // A dispatch stopped or late before it starts runs nothing, interceptors included.
       if (deadline_passed_) throw ModelThrow{"timeout[]"};
@@ -205,8 +206,7 @@ class Predictor {
     p_.events.push_back({ic.token, kIntercepted, x});
     const auto rest = [&](int argument) {
       std::string result = intercepted(i + 1, argument);
-      p_.events.push_back(
-          {ic.token, kNextReturned, kind_.int_result() ? std::stoll(result) : 0});
+      p_.events.push_back({ic.token, kNextReturned, kind_.int_result() ? std::stoll(result) : 0});
       return result;
     };
     switch (ic.does) {
@@ -336,9 +336,9 @@ class Predictor {
   }
 
   SlotKind kind_;
-  std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
-  std::vector<ModelInterceptor> interceptors_;  // the snapshot's, sorted when run() starts
-  int limit_, weight_, offset_;   // the companions' parameters
+  std::vector<ModelHook> hooks_;                // the snapshot, in dispatch order
+  std::vector<ModelInterceptor> interceptors_;  // the snapshot's, in dispatch order
+  int limit_, weight_, offset_;                 // the companions' parameters
   Call call_;
   int input_;  // the input as rewritten so far (pipelines; else the call's x)
   std::optional<int> stop_at_;
