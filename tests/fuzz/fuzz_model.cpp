@@ -118,7 +118,7 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
       op.own = r[6] & 3;
       op.multi = ((r[6] >> 2) & 7) == 7;
     }
-    normalise(op);
+    normalise(op, config);
   }
   if (op.kind == Op::Intercept) {
     op.variant = ((r[4] >> 3) & 7) % intercepts_count;

@@ -247,6 +247,7 @@ inline void normalise(Op& op) {
 }
 inline void normalise(Op& op, const Config& config) {
   normalise(op);
+  if (op.kind == Op::Add && !config.suspended) op.suspend = false;  // hooks park only then
   if (op.kind != Op::Intercept) return;
   if (config.suspended) op.async = true;  // see random_intercept
   if (op.own == 3) op.own = 0;            // (Stateful: hooks only)
