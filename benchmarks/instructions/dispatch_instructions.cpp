@@ -274,6 +274,53 @@ void asio_await(std::int64_t n, std::int64_t k) {
 }
 #endif
 
+// ---- keyed slots: an exact-key dispatch with 1,000 keys registered, and the same hooks on an
+// ordinary slot of the same signature ------------------------------------------------------------
+
+struct KeyedFold : hookset::Slot<int(std::string_view s, std::string_view tool), hookset::Always,
+                                 hookset::Keyed> {
+  static int default_impl(std::string_view s, std::string_view) noexcept {
+    return default_value(s);
+  }
+};
+struct UnkeyedFold
+    : hookset::Slot<int(std::string_view s, std::string_view tool), hookset::Always> {
+  static int default_impl(std::string_view s, std::string_view) noexcept {
+    return default_value(s);
+  }
+};
+constexpr auto keyed_fold_hook = [](std::string_view s, std::string_view,
+                                    std::optional<int> last) noexcept {
+  return last.value_or(0) + static_cast<int>(s.size());
+};
+const std::string keyed_dispatched = "tool_0500";
+
+std::string_view opaque_tool() {
+  std::string_view tool = keyed_dispatched;
+  benchmark::DoNotOptimize(tool);
+  return tool;
+}
+
+void keyed_hookset(std::int64_t n, std::int64_t k) {
+  hookset::HookSet<KeyedFold> set;
+  for (int i = 0; i < 1000; ++i) {
+    std::string digits = std::to_string(i);
+    const std::string key = "tool_" + std::string(4 - digits.size(), '0') + digits;
+    const std::int64_t hooks = key == keyed_dispatched ? n : 1;
+    for (std::int64_t j = 0; j < hooks; ++j) set.add<KeyedFold>(hookset::key(key), keyed_fold_hook);
+  }
+  repeat(k, [&](std::string_view s) {
+    return hookset::sync_wait(set.call<KeyedFold>(s, opaque_tool()));
+  });
+}
+
+void keyed_unkeyed(std::int64_t n, std::int64_t k) {
+  const auto set = set_of<UnkeyedFold>(n, keyed_fold_hook);
+  repeat(k, [&](std::string_view s) {
+    return hookset::sync_wait(set.call<UnkeyedFold>(s, opaque_tool()));
+  });
+}
+
 // ---- the table of scenarios -------------------------------------------------------------------
 
 struct scenario {
@@ -302,6 +349,8 @@ const scenario scenarios[] = {
      {0, 1},
      [](std::int64_t n, std::int64_t k) { hookset_sync<SingletonSlot>(n, k, value_hook); }},
     {"singleton", "stdfunction", {0, 1}, singleton_stdfunction},
+    {"keyed", "hookset", {0, 1, 8}, keyed_hookset},
+    {"keyed", "unkeyed", {0, 1, 8}, keyed_unkeyed},
     {"coro", "hookset", all_counts, coro_hookset},
     {"coro", "handcoro", all_counts, coro_handcoro},
     {"coro", "handcoro_inline", all_counts, coro_handcoro_inline},

@@ -27,10 +27,12 @@
 #include <hookset/detail/engine.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/keyed_index.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
 #include <hookset/interceptor.hpp>
+#include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
@@ -252,8 +254,28 @@ class HookSet {
     return add_with<S>(std::forward<Hook>(hook), std::move(options));
   }
   template <class S, class Hook, class Options = Priority>
+    requires(!detail::is_key_selector<Hook>)
   HookId add(boost::hana::basic_type<S>, Hook&& hook, Options options = {}) {
     return add<S>(std::forward<Hook>(hook), std::move(options));
+  }
+
+  // Keyed slots (<hookset/keyed.hpp>): registers `hook` for the keys `selector` names -
+  // hookset::key(k), prefix(p), glob(g), matching(predicate) or any_key.
+  template <class S, class Selector, class Hook>
+    requires detail::is_key_selector<Selector>
+  HookId add(Selector&& selector, Hook&& hook, Priority priority = {}) {
+    return add_keyed_with<S>(std::forward<Selector>(selector), std::forward<Hook>(hook), priority);
+  }
+  template <class S, class Selector, class Hook>
+    requires detail::is_key_selector<Selector>
+  HookId add(Selector&& selector, Hook&& hook, HookOptions options) {
+    return add_keyed_with<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
+                             std::move(options));
+  }
+  template <class S, class Selector, class Hook, class Options = Priority>
+    requires detail::is_key_selector<Selector>
+  HookId add(boost::hana::basic_type<S>, Selector&& selector, Hook&& hook, Options options = {}) {
+    return add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook), std::move(options));
   }
 
   template <class S, class Hook, class Options = Priority>
@@ -365,6 +387,39 @@ class HookSet {
     }
   }
 
+  // Keyed slot S: the keys with an exact registration (hookset::key), sorted when the key type
+  // is ordered.
+  template <class S>
+  std::vector<key_type_t<S>> keys() const {
+    if constexpr (!contains<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+      return {};
+    } else if constexpr (!detail::slot_ok<S>) {
+      return {};  // reported where the set lists the slot
+    } else if constexpr (!detail::is_keyed<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_not_keyed<S>();
+      return {};
+    } else {
+      return detail::registered_keys<key_type_t<S>>(storage_for<S>());
+    }
+  }
+  // Keyed slot S: whether a dispatch for `key` would run any hook.
+  template <class S, class Key>
+  bool has_hooks(const Key& key) const {
+    if constexpr (!contains<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+      return false;
+    } else if constexpr (!detail::slot_ok<S>) {
+      return false;  // reported where the set lists the slot
+    } else if constexpr (!detail::is_keyed<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_not_keyed<S>();
+      return false;
+    } else {
+      const auto* index = detail::index_of<key_type_t<S>>(storage_for<S>());
+      return index && index->runs_hooks_for(detail::lookup_key<key_type_t<S>>(key));
+    }
+  }
+
   // Gives slot S a configured instance of its Chain, Aggregate or Finalize type, used by every
   // later dispatch instead of a default-constructed one.
   template <class S, class Companion>
@@ -461,10 +516,18 @@ class HookSet {
       // Reported where the set lists the slot; an awaitable of the declared result, so that
       // the caller's code around the call adds no error of its own.
       return detail::ill_formed_slot_dispatch<detail::declared_output_t<S>>{};
+    } else if constexpr (detail::is_keyed<S> &&
+                         sizeof...(Args) !=
+                             boost::mp11::mp_size<typename S::parameter_types>::value) {
+      constexpr bool reported = detail::report_keyed_call_arity<S>();  // our error first
+      return reported;
     } else if constexpr (sizeof...(Args) !=
                          boost::mp11::mp_size<typename S::parameter_types>::value) {
       constexpr bool reported = detail::report_call_arity<S>();  // evaluated now: our error first
       return reported;
+    } else if constexpr (detail::is_keyed<S>) {
+      return detail::keyed_dispatch<detail::kind_of<S>, key_type_t<S>>(
+          storage_for<S>(), detail::descriptor_of<S>, observer_, std::forward<Args>(args)...);
     } else {
       return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
                                                   observer_, std::forward<Args>(args)...);
@@ -501,6 +564,44 @@ class HookSet {
                                detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry));
+        return id;
+      }
+    }
+  }
+
+  template <class S, class Selector, class Hook, class Options>
+  HookId add_keyed_with(Selector&& selector, Hook&& hook, Options&& options) {
+    if constexpr (!contains<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+      return {};
+    } else if constexpr (!detail::slot_ok<S>) {
+      return {};  // reported where the set lists the slot
+    } else if constexpr (!detail::is_keyed<S>) {
+      [[maybe_unused]] constexpr bool reported =
+          detail::report_key_selector_on_unkeyed_slot<S, std::remove_cvref_t<Selector>>();
+      return {};
+    } else if constexpr (!detail::key_selector_fits<S, Selector>()) {
+      return {};  // reported by key_selector_fits
+    } else {
+      using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
+      using target = typename holding::target;
+      if constexpr (!detail::hook_shape_ok<S, target>) {
+        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
+            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
+        return {};
+      } else {
+        auto key_selector =
+            detail::make_key_selector<key_type_t<S>>(std::forward<Selector>(selector));
+        void* object = nullptr;
+        auto owner = holding::hold(std::forward<Hook>(hook), object);
+        using calls =
+            detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
+        auto entry =
+            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
+                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
+        const HookId id = entry.id();
+        detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton>(
+            storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
         return id;
       }
     }
@@ -654,13 +755,17 @@ class HookSet {
   template <class... S>
   static constexpr std::array<detail::own_slot_info, sizeof...(S)> own_infos(
       boost::mp11::mp_list<S...>) {
-    return {{{slot_name<S>, detail::kind_of<S>::is_singleton}...}};
+    // (A keyed Singleton slot keeps a registration per selector: extend merges its lists.)
+    return {{{slot_name<S>, detail::kind_of<S>::is_singleton && !detail::is_keyed<S>}...}};
   }
   static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos =
       own_infos(own_slots{});
 
   template <class S>
   void insert_hook(detail::hook_entry entry) {
+    if constexpr (detail::is_keyed<S>)  // a registration without a selector: every key
+      return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton>(
+          storage_for<S>(), std::move(entry), nullptr, slot_name<S>, observer_);
     detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
                         slot_name<S>, observer_);
   }

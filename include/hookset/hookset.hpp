@@ -11,6 +11,7 @@
 #include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>
 #include <hookset/interceptor.hpp>
+#include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/shared_set.hpp>

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include <hookset/hook_set.hpp>
 
@@ -45,6 +46,15 @@ class FrozenHookSet {
   }
   bool holds(HookId id) const noexcept { return set_.holds(id); }
   Observer* observer() const noexcept { return set_.observer(); }
+  // Keyed slots (<hookset/keyed.hpp>).
+  template <class S>
+  std::vector<key_type_t<S>> keys() const {
+    return set_.template keys<S>();
+  }
+  template <class S, class Key>
+  bool has_hooks(const Key& key) const {
+    return set_.template has_hooks<S>(key);
+  }
 
   // A mutable copy (sharing the hooks), to change and freeze again.
   set_type thaw() const& { return set_; }

@@ -81,7 +81,7 @@ Error expect_error(Awaitable&& awaitable) {
 
 }  // namespace
 
-TEST_CASE("observers see one dispatch; interceptors and hooks as hook events under its id") {
+TEST_CASE("observers see one dispatch - interceptors and hooks as hook events under its id") {
   fresh_log();
   Set set;
   EventLog observer;
@@ -119,7 +119,7 @@ TEST_CASE("an interceptor's failure is reported as a failed interceptor and fail
   CHECK(observer.hooks.back().starts_with("interceptor guard end failed"));
 }
 
-TEST_CASE("cancellation: the hooks inside next() get the caller's stop token; a token already "
+TEST_CASE("cancellation: the hooks inside next() get the caller's stop token - a token already "
           "triggered runs no interceptor") {
   Log& log = fresh_log();
   Set set;
@@ -239,7 +239,7 @@ TEST_CASE("pipelines: an interceptor rewrites the input, refuses alone, or reads
   CHECK(log == Log{"gate /work", "gate /etc/passwd", "refused: outside the workspace"});
 }
 
-TEST_CASE("frozen and shared sets keep their interceptors; a running dispatch keeps the "
+TEST_CASE("frozen and shared sets keep their interceptors - a running dispatch keeps the "
           "interceptors and hooks it started with") {
   Log& log = fresh_log();
   Set set;

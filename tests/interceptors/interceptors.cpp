@@ -211,7 +211,7 @@ TEST_CASE("interceptors with a chain slot: the chain's rules hold inside next()"
   CHECK(*hookset::sync_wait(set.call<Choose>(std::string("tiny"))) == "model:small");
 }
 
-TEST_CASE("registration: an interceptor takes no time limit nor failure policy; extend merges "
+TEST_CASE("registration: an interceptor takes no time limit nor failure policy - extend merges "
           "interceptors, clear removes them") {
   Log& log = fresh_log();
   Set set;

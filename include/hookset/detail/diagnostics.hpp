@@ -6,6 +6,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <type_traits>
 
 #include <boost/mp11/algorithm.hpp>
@@ -43,6 +44,9 @@ constexpr bool check_rules() {
     return check_rules<Rest...>();
   }
 }
+
+template <class O>
+using is_keyed_option = mp::mp_bool<std::is_same_v<O, Keyed>>;
 
 template <class C>
 inline constexpr bool is_builtin_chain =
@@ -93,8 +97,8 @@ struct slot_rules {
                     "hookset: unknown slot option: options are one mode (hookset::Always, "
                     "hookset::Fallback, hookset::Singleton, hookset::Pipeline), the companions "
                     "hookset::Chain<C>, hookset::Aggregate<A>, hookset::Finalize<F>, "
-                    "hookset::Output<T>, hookset::Concurrent or hookset::MaxConcurrent<N>, and "
-                    "hookset::Terminals<...> (Pipeline slots)");
+                    "hookset::Output<T>, hookset::Concurrent or hookset::MaxConcurrent<N>, "
+                    "hookset::Terminals<...> (Pipeline slots) and hookset::Keyed");
     }
   };
   // (Fallback beside Pipeline is the pipeline's default rule, not a second mode.)
@@ -207,6 +211,37 @@ struct slot_rules {
                     "next hook sees");
     }
   };
+  // A keyed slot's key is its last parameter, stored and compared by value.
+  struct keyed_has_key {
+    using params = typename Slot::parameter_types;
+    static constexpr bool holds = [] {
+      if constexpr (!is_keyed<Slot>) return count<is_keyed_option> == 0;
+      else if constexpr (mp::mp_empty<params>::value) return false;
+      else return count<is_keyed_option> == 1;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a Keyed slot takes its key as its last parameter: declare at least "
+                    "one parameter (and give hookset::Keyed once)");
+    }
+  };
+  template <class Key>
+  struct key_hashable_as {
+    static constexpr bool holds = [] {
+      if constexpr (std::is_void_v<Key>) return true;
+      else
+        return requires(const Key& k) {
+          { std::hash<Key>{}(k) } -> std::convertible_to<std::size_t>;
+          { k == k } -> std::convertible_to<bool>;
+        };
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: a Keyed slot's key type Key (its last parameter, decayed) needs "
+                    "std::hash<Key> and ==, or use a string key");
+    }
+  };
+  using key_hashable = key_hashable_as<mp::mp_eval_if_c<!is_keyed<Slot>, void, key_type_t, Slot>>;
   struct void_alone {
     static constexpr bool holds = !(has_companion && std::is_void_v<result>);
     static constexpr void report() {
@@ -310,13 +345,14 @@ struct slot_rules {
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
                companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-               pipeline_fits, pipeline_pass_through_read_only>();
+               pipeline_fits, pipeline_pass_through_read_only, keyed_has_key, key_hashable>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
                          companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-                         pipeline_fits, pipeline_pass_through_read_only>();
+                         pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
+                         key_hashable>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
@@ -494,6 +530,53 @@ template <class Slot>
 constexpr bool report_call_arity() {
   static_assert(sizeof(Slot) == 0,
                 "hookset: call<Slot>(args...) takes exactly the slot's arguments");
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keyed slots
+
+template <class Slot, class Selector>
+constexpr bool report_key_selector_on_unkeyed_slot() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: a key selector (hookset::key, prefix, glob, matching, any_key) is for "
+                "Keyed slots: add hookset::Keyed to the slot's options, or register the hook "
+                "without a selector");
+  return false;
+}
+template <class Slot>
+constexpr bool report_not_keyed() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: keys<Slot>() and has_hooks<Slot>(key) are for Keyed slots: add "
+                "hookset::Keyed to the slot's options");
+  return false;
+}
+template <class Slot>
+constexpr bool report_keyed_call_arity() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: call<Slot>(args..., key) of a Keyed slot takes exactly the slot's "
+                "arguments: the key is the last argument");
+  return false;
+}
+template <class Slot, class Predicate, class Key>
+constexpr bool report_matcher_shape() {
+  static_assert(sizeof(Predicate) == 0,
+                "hookset: hookset::matching(predicate): the predicate must be callable as "
+                "`bool predicate(const Key&)` with the slot's key type Key (hookset::key_type_t)");
+  return false;
+}
+template <class Slot, class Selector>
+constexpr bool report_pattern_on_non_string_key() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: hookset::prefix and hookset::glob select string keys: this Keyed "
+                "slot's key is not a string; use hookset::matching(predicate)");
+  return false;
+}
+template <class Slot, class Key, class Given>
+constexpr bool report_key_type() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: hookset::key(value): Given does not convert to the slot's key type Key "
+                "(hookset::key_type_t)");
   return false;
 }
 

@@ -288,19 +288,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using step = bool (dispatch::*)();
 
   // flags_
-  static constexpr std::uint16_t holds_list = 1;  // owns a reference to list_
-  static constexpr std::uint16_t suspended =
+  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
+  static constexpr std::uint8_t suspended =
       2;  // await_ready returned false: a pending awaitable exists
-  static constexpr std::uint16_t driving = 4;   // the driver exists (it owns the pending awaitables)
-  static constexpr std::uint16_t observed = 8;  // observers_ is set
-  static constexpr std::uint16_t hook_events = 16;  // an observer wants per-hook events
-  static constexpr std::uint16_t broke = 32;        // a chain companion said Break
-  static constexpr std::uint16_t has_context = 64;  // context_ is set (owned)
-  static constexpr std::uint16_t keeps_owner =
+  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;  // observers_ is set
+  static constexpr std::uint8_t hook_events = 16;  // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;        // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64;  // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner =
       128;  // owner_kept_ holds what the hook lists belong to
-
-  static constexpr std::uint16_t intercepted =
-      256;  // runs interceptors: intercept_ is set (owned), the driver awaits them
 
  public:
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
@@ -329,17 +326,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         flags_(other.flags_ & (has_context | keeps_owner)) {
     if (flags_ & has_context) {
       context_ = other.context_;
-      other.flags_ &= static_cast<std::uint16_t>(~has_context);
+      other.flags_ &= static_cast<std::uint8_t>(~has_context);
     }
     if (flags_ & keeps_owner) {
       owner_kept_.emplace(other.owner_kept_.take());
-      other.flags_ &= static_cast<std::uint16_t>(~keeps_owner);
+      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
     }
   }
   dispatch& operator=(dispatch&&) = delete;
   ~dispatch() {
-    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner | intercepted))
-        [[unlikely]]
+    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
   }
 
@@ -371,7 +367,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
   // long as the dispatch.
   dispatch&& keeping(std::shared_ptr<const void> owner) && {
-    if (flags_ & keeps_owner) owner_kept_.destroy();
+    if (flags_ & keeps_owner) {
+      // Something is kept already (a keyed slot's per-key list, detail/keyed_index.hpp): keep
+      // both.
+      using both = std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>;
+      owner = std::make_shared<const both>(owner_kept_.get(), std::move(owner));
+      owner_kept_.destroy();
+    }
     owner_kept_.emplace(std::move(owner));
     flags_ |= keeps_owner;
     return std::move(*this);
@@ -443,13 +445,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     next_ = count_ = produced_ = plain_end_ = 0;
     Observer* const global = current_observer();
     if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
-      // The hooks of an intercepted dispatch: reported as that dispatch's.
-      if (outer->observers) {
-        observers_ = *outer->observers;
-        observers_.forget_boundary();
-        flags_ |= observed;
-        if (observers_.hook_events) flags_ |= hook_events;
-      }
+      adopt_observers(*outer);
     } else if (global || set_observer_) [[unlikely]] {
       observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
       flags_ |= observed;
@@ -459,10 +455,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
-      if (list_ && !list_->interceptors.empty() && !intercepted_by()) [[unlikely]] {
-        start_intercepted();
-        list_->acquire();  // as any dispatch that suspends (below)
+      if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
+        intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
+        list_->acquire();      // as any dispatch that suspends (below)
         flags_ |= holds_list;
+        start_intercepted();
         if (flags_ & has_context) context_->arm_deadline();
         return false;
       }
@@ -500,19 +497,25 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
-  void complete(const std::exception_ptr& error) noexcept {
+  HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
     if (flags_ & has_context) {
-      context_->end();
-      if (intercept_link* const outer = context_->intercepted_by()) [[unlikely]] {
-        outer->hooks_run = next_;  // the intercepted dispatch reports the end
-        return;
-      }
+      if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
     }
     if (flags_ & observed) [[unlikely]] {
       if (!error && observers_.values) report_result();
-      observers_.end(slot_->name, (flags_ & intercepted) ? intercept_->link.hooks_run : next_,
-                     error);
+      observers_.end(slot_->name, (flags_ & holds_list) ? hooks_run_reported() : next_, error);
     }
+  }
+  // (Out of line, as the rest of what only some dispatches need: complete() is on every
+  // observed dispatch's path.)
+  HOOKSET_NOINLINE bool end_context() noexcept {
+    context_->end();
+    intercept_link* const outer = context_->intercepted_by();
+    if (outer) outer->hooks_run = next_;
+    return outer != nullptr;
+  }
+  HOOKSET_NOINLINE std::size_t hooks_run_reported() const noexcept {
+    return intercepting() && intercept_ ? intercept_->link.hooks_run : next_;
   }
 
   // ---- interceptors -------------------------------------------------------------------------
@@ -521,14 +524,31 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // over the same snapshot, past the interceptors (intercepted_by), with this dispatch's stop
   // token, deadline and executor, reporting its hooks under this dispatch's id.
 
+  // The hooks of an intercepted dispatch are reported as that dispatch's.
+  HOOKSET_NOINLINE void adopt_observers(const intercept_link& outer) noexcept {
+    if (!outer.observers) return;
+    observers_ = *outer.observers;
+    observers_.forget_boundary();
+    flags_ |= observed;
+    if (observers_.hook_events) flags_ |= hook_events;
+  }
+
   // Whether this dispatch is the rest of an intercepted one.
   intercept_link* intercepted_by() const noexcept {
     return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
   }
 
+  // Whether this dispatch runs interceptors (intercept_ is then set, and owned). Told by its
+  // snapshot rather than a flag of its own: the flags have no bit to spare, and a wider field
+  // costs every dispatch. Started with interceptors, it holds its snapshot (holds_list), and
+  // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
+  // took the intercepted path.
+  bool intercepting() const noexcept {
+    return (flags_ & holds_list) && list_->any_interceptor && !intercepted_by();
+  }
+
   HOOKSET_NOINLINE void start_intercepted() {
     intercept_ = new intercept_state{hook_list_owner(list_), {}, 0};
-    flags_ |= intercepted;
     if (flags_ & observed) intercept_->link.observers = &observers_;
     pending_intercepted_.emplace([&]<std::size_t... I>(std::index_sequence<I...>) {
       return run_rest(next_handle{this, 0}, std::get<I>(args_)...);
@@ -556,9 +576,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     state.started = handle.index + 1;
     const std::vector<entry>& interceptors = self.list_->interceptors;
     if (handle.index < interceptors.size()) {
-      if constexpr (std::is_void_v<output>)
-        co_await self.run_interceptor(interceptors[handle.index], handle.index, args...);
-      else co_return co_await self.run_interceptor(interceptors[handle.index], handle.index, args...);
+      const entry& interceptor = interceptors[handle.index];
+      const next_handle next{&self, handle.index + 1};
+      if (self.flags_ & hook_events) {
+        co_return co_await self.run_interceptor(interceptor, handle.index, args...);
+      } else if (interceptor.sync) {
+        co_return reinterpret_cast<interceptor_sync_fn>(interceptor.sync)(interceptor.object, next,
+                                                                          args...);
+      } else {
+        co_return co_await reinterpret_cast<interceptor_async_fn>(interceptor.async)(
+            interceptor.object, next, args...);
+      }
     } else {
       dispatch rest(state.snapshot, *self.slot_, nullptr, static_cast<bound_t<A>&&>(args)...);
       rest.set_context(new dispatch_context((self.flags_ & has_context)
@@ -576,10 +604,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const next_handle next{this, index + 1};
     const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
     const auto async = reinterpret_cast<interceptor_async_fn>(interceptor.async);
-    if (!(flags_ & hook_events)) {
-      if (sync) co_return sync(interceptor.object, next, args...);
-      co_return co_await async(interceptor.object, next, args...);
-    }
     HookEvent event = observers_.hook_event(slot_->name, interceptor, index);
     event.interceptor = true;
     const hook_clock::ticks started = observers_.tell_hook_begin(event);
@@ -661,8 +685,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
     if (flags_ & driving) driver_.destroy();
+    if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
-    if (flags_ & intercepted) delete intercept_;
     if (flags_ & has_context) delete context_;
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
@@ -1573,7 +1597,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     try {
       for (;;) {
         self->flags_ &=
-            static_cast<std::uint16_t>(~suspended);  // the driver owns the pending awaitable now
+            static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
         // What is awaited runs under the dispatch's context (its stop token, its executor).
         if (with_context) co_await exchange_await_context{self->context_->link()};
         bool done = false;
@@ -1663,7 +1687,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           if (with_context) co_await exchange_await_context{awaiting};
           // A cancelled or late dispatch takes nothing further. (Interceptors have the last word
           // on their dispatch: what they made of a DispatchCancelled stands.)
-          if (!(self->flags_ & intercepted)) self->check_stop();
+          if (!self->intercepting()) self->check_stop();
           await_context_scope scope(awaiting);
           done = (self->*self->resume_)();
         }
@@ -1689,7 +1713,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // synchronous default is called directly (read through slot_, compilers load it).
   typename Kind::default_sync_fn default_sync_;
   typename Kind::default_async_fn default_async_;
-  std::uint16_t flags_ = 0;
+  std::uint8_t flags_ = 0;
   pending_kind pending_;  // what is pending while suspended
   Flow flow_;             // a pending chain verdict, once it arrived
 
@@ -1727,7 +1751,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       pending_output_;
   late<Task<void>> driver_;
   // An intercepted dispatch: its interceptor chain while the driver has not taken it, and what
-  // the rest of it shares (valid when flags_ has `intercepted`).
+  // the rest of it shares (valid when intercepting()).
   late<Task<output>> pending_intercepted_;
   intercept_state* intercept_;
 };

@@ -168,6 +168,8 @@ struct hook_record {
   std::vector<std::string> before;
   std::vector<std::string> after;
   std::shared_ptr<const void> owner;  // keeps the hook object alive; empty when borrowed
+  // Keyed slots: which keys the registration is for (detail/keyed_index.hpp); empty: every key.
+  std::shared_ptr<const void> key_selector;
 };
 
 // One registered hook. `object` points at the hook; exactly one of sync/async is set. The

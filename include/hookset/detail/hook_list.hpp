@@ -91,11 +91,16 @@ struct hook_list {
   // all_plain, so the lean dispatch paths never look at them.
   std::vector<hook_entry> interceptors;
   std::vector<hook_entry> interceptors_base;
+  bool any_interceptor = false;  // kept by summarize()
   // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
   // dispatches; the engine of the slot's kind knows their types.
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
+  // Keyed slots (detail/keyed_index.hpp): the per-key lists derived from `hooks`, and what
+  // derives them again after every change (null for a slot that is not keyed).
+  std::shared_ptr<const void> keyed;
+  std::shared_ptr<const void> (*index_keys)(const hook_list&) = nullptr;
 
   hook_list() = default;
   hook_list(const hook_list& other)
@@ -106,9 +111,12 @@ struct hook_list {
         any_time_limit(other.any_time_limit),
         interceptors(other.interceptors),
         interceptors_base(other.interceptors_base),
+        any_interceptor(other.any_interceptor),
         chain(other.chain),
         aggregate(other.aggregate),
-        finalize(other.finalize) {}
+        finalize(other.finalize),
+        keyed(other.keyed),
+        index_keys(other.index_keys) {}
   hook_list& operator=(const hook_list&) = delete;
 
   // The hooks in priority and registration order.
@@ -134,7 +142,8 @@ struct hook_list {
   void summarize() noexcept {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
-    all_plain = leading_plain == hooks.size() && interceptors.empty();
+    any_interceptor = !interceptors.empty();
+    all_plain = leading_plain == hooks.size() && !any_interceptor;
     any_time_limit = std::any_of(hooks.begin(), hooks.end(),
                                  [](const hook_entry& e) { return e.record->timeout.has_value(); });
   }
@@ -177,7 +186,9 @@ class hook_list_owner {
   // `edit` must itself leave the list unchanged when it throws.
   template <class Edit>
   void modify(Edit&& edit) {
-    if (list_ && sync_dispatch_depth == 0 && list_->refs.load(std::memory_order_acquire) == 1) {
+    // (A keyed list is never edited in place: deriving its index may throw after the edit.)
+    if (list_ && sync_dispatch_depth == 0 && !list_->index_keys &&
+        list_->refs.load(std::memory_order_acquire) == 1) {
       std::forward<Edit>(edit)(*list_);
       list_->summarize();
       return;
@@ -186,6 +197,7 @@ class hook_list_owner {
     if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
     std::forward<Edit>(edit)(*fresh);
     fresh->summarize();
+    if (fresh->index_keys) fresh->keyed = fresh->index_keys(*fresh);
     retire(std::exchange(list_, fresh.release()));
   }
 
@@ -377,6 +389,7 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
     if (source->chain) list.chain = source->chain;
     if (source->aggregate) list.aggregate = source->aggregate;
     if (source->finalize) list.finalize = source->finalize;
+    if (source->index_keys) list.index_keys = source->index_keys;
   });
   if (replaces_singleton) warn(slot, "singleton hook replaced by extend", observer);
   if (replaces_companion) warn(slot, "configured companion replaced by extend", observer);

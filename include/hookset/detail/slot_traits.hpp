@@ -18,6 +18,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/hook_options.hpp>
+#include <hookset/keyed.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
 
@@ -71,7 +72,8 @@ using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
 using is_known_option = mp::mp_bool<is_mode<O>::value || is_companion<O>::value ||
-                                    is_concurrency<O>::value || is_terminals<O>::value>;
+                                    is_concurrency<O>::value || is_terminals<O>::value ||
+                                    std::is_same_v<O, Keyed>>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;

@@ -1,0 +1,484 @@
+#pragma once
+// Keyed slots' storage: what a registration's key selector means at run time, and the per-key
+// hook lists a dispatch looks its key up in.
+//
+// Why this shape: all registrations of a keyed slot stay in the slot's one hook_list, in the
+// slot's order (priority, registration, named order), so that count, remove, holds, clear,
+// extend and named ordering work exactly as for any slot; each registration's record carries
+// its selector. Every change of that list derives, once, an immutable index from it (the list's
+// `keyed` companion, replaced copy-on-write with the list): for each key with an exact
+// registration, the precomputed list of the hooks that key runs (its exact registrations, the
+// matchers that match it and the any-key registrations, merged in the slot's order); and the
+// list of the any-key registrations alone. An exact-key dispatch is then one hash lookup and
+// an ordinary dispatch over that list; only a key without an exact registration, in a slot with
+// matchers, has its list filtered at dispatch time.
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <hookset/detail/diagnostics.hpp>
+#include <hookset/detail/engine.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/slot_traits.hpp>
+#include <hookset/keyed.hpp>
+#include <hookset/observer.hpp>
+
+namespace hookset::detail {
+
+// How a key is looked up and matched: string keys as std::string_view (no allocation).
+template <class K>
+struct key_lookup {
+  using type = const K&;
+  using hash = std::hash<K>;
+  using equal = std::equal_to<K>;
+};
+// Inline, eight bytes a step (keys are names: short): a dispatch's one hash costs a few
+// multiplications, not a call into the library's byte-wise hash.
+struct string_key_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view key) const noexcept {
+    std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ key.size();
+    const char* at = key.data();
+    std::size_t left = key.size();
+    for (; left >= 8; at += 8, left -= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, at, 8);
+      hash = (hash ^ word) * 0xbf58476d1ce4e5b9ull;
+      hash ^= hash >> 31;
+    }
+    std::uint64_t tail = 0;
+    for (std::size_t i = 0; i != left; ++i)
+      tail |= static_cast<std::uint64_t>(static_cast<unsigned char>(at[i])) << (8 * i);
+    hash = (hash ^ tail) * 0x94d049bb133111ebull;
+    return static_cast<std::size_t>(hash ^ (hash >> 29));
+  }
+};
+template <>
+struct key_lookup<std::string> {
+  using type = std::string_view;
+  using hash = string_key_hash;
+  using equal = std::equal_to<>;
+};
+template <class K>
+using key_lookup_t = typename key_lookup<K>::type;
+
+// '*' matches any run of characters (also none), '?' any one character. Linear backtracking to
+// the last '*': no recursion, no allocation.
+inline bool glob_matches(std::string_view pattern, std::string_view text) noexcept {
+  std::size_t p = 0;
+  std::size_t t = 0;
+  std::size_t star = std::string_view::npos;
+  std::size_t resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+enum class key_match : unsigned char { exact, prefix, glob, predicate };
+
+// A registration's selector, type-erased in its hook_record (an any-key registration has none).
+template <class K>
+struct key_selector {
+  key_match how = key_match::exact;
+  std::optional<K> key;  // exact
+  std::string pattern;   // prefix, glob
+  std::function<bool(key_lookup_t<K>)> predicate;
+
+  bool matches(key_lookup_t<K> candidate) const {
+    switch (how) {
+      case key_match::exact: return candidate == *key;
+      case key_match::prefix:
+        if constexpr (std::is_same_v<K, std::string>) return candidate.starts_with(pattern);
+        else return false;
+      case key_match::glob:
+        if constexpr (std::is_same_v<K, std::string>) return glob_matches(pattern, candidate);
+        else return false;
+      case key_match::predicate: return predicate(candidate);
+    }
+    return false;
+  }
+  // Whether two registrations select the same keys, as far as can be told (a Singleton slot's
+  // new registration replaces one with the same selector). Predicates are never the same.
+  static bool same(const key_selector* a, const key_selector* b) {
+    if (!a || !b) return !a && !b;
+    if (a->how != b->how) return false;
+    switch (a->how) {
+      case key_match::exact: return *a->key == *b->key;
+      case key_match::prefix:
+      case key_match::glob: return a->pattern == b->pattern;
+      case key_match::predicate: return false;
+    }
+    return false;
+  }
+};
+
+template <class K>
+const key_selector<K>* selector_of(const hook_entry& entry) noexcept {
+  return static_cast<const key_selector<K>*>(entry.record->key_selector.get());
+}
+
+// Whether `Selector` may select keys of keyed slot S; reports the first problem.
+template <class S, class Selector>
+constexpr bool key_selector_fits() {
+  using K = key_type_t<S>;
+  using Sel = std::remove_cvref_t<Selector>;
+  if constexpr (std::is_same_v<Sel, KeyPrefix> || std::is_same_v<Sel, KeyGlob>) {
+    if constexpr (!std::is_same_v<K, std::string>)
+      return report_pattern_on_non_string_key<S, Sel>();
+    else return true;
+  } else if constexpr (is_key_selector_t<Sel>::value && !std::is_same_v<Sel, AnyKey> &&
+                       requires { &Sel::predicate; }) {
+    using P = decltype(Sel::predicate);
+    if constexpr (!std::is_invocable_r_v<bool, const P&, const K&>)
+      return report_matcher_shape<S, P, K>();
+    else return true;
+  } else if constexpr (requires { &Sel::value; }) {
+    using Given = decltype(Sel::value);
+    if constexpr (!std::is_constructible_v<K, const Given&>)
+      return report_key_type<S, K, Given>();
+    else return true;
+  } else {
+    return true;
+  }
+}
+
+// The run-time selector of a registration (null: every key).
+template <class K, class Selector>
+std::shared_ptr<const key_selector<K>> make_key_selector(Selector&& given) {
+  using Sel = std::remove_cvref_t<Selector>;
+  if constexpr (std::is_same_v<Sel, AnyKey>) {
+    return nullptr;
+  } else {
+    auto selector = std::make_shared<key_selector<K>>();
+    if constexpr (std::is_same_v<Sel, KeyPrefix>) {
+      selector->how = key_match::prefix;
+      selector->pattern = std::forward<Selector>(given).text;
+    } else if constexpr (std::is_same_v<Sel, KeyGlob>) {
+      selector->how = key_match::glob;
+      selector->pattern = std::forward<Selector>(given).pattern;
+    } else if constexpr (requires { &Sel::predicate; }) {
+      using P = decltype(Sel::predicate);
+      selector->how = key_match::predicate;
+      if constexpr (std::is_same_v<K, std::string> &&
+                    !std::is_invocable_r_v<bool, const P&, std::string_view>)
+        // (Only a predicate that insists on a std::string makes its matching allocate.)
+        selector->predicate = [predicate = std::forward<Selector>(given).predicate](
+                                  std::string_view candidate) {
+          return static_cast<bool>(predicate(std::string(candidate)));
+        };
+      else
+        selector->predicate = [predicate = std::forward<Selector>(given).predicate](
+                                  key_lookup_t<K> candidate) {
+          return static_cast<bool>(predicate(candidate));
+        };
+    } else {
+      selector->how = key_match::exact;
+      selector->key.emplace(std::forward<Selector>(given).value);
+    }
+    return selector;
+  }
+}
+
+// The hooks of a key without an exact registration, filtered for one dispatch (which keeps it).
+struct keyed_filtered {
+  hook_list_owner hooks;
+};
+
+// The keys with an exact registration and their lists: immutable once built, so an
+// open-addressing table (linear probing, at most half full, each slot's hash kept) over a dense
+// array. A lookup hashes once and compares keys only on equal hashes - a node-based map of
+// string keys would hash the keys of its chain again on a miss.
+template <class K>
+class keyed_table {
+ public:
+  struct entry {
+    std::size_t hash;
+    K key;
+    hook_list_owner hooks;
+  };
+  using hasher = typename key_lookup<K>::hash;
+
+  void reserve(std::size_t keys) {
+    entries_.reserve(keys);
+    std::size_t size = 8;
+    unsigned bits = 3;
+    for (; size < 2 * keys; size *= 2) ++bits;
+    slots_.assign(size, 0);
+    mask_ = size - 1;
+    shift_ = 64 - bits;
+  }
+  // Adds a key not in the table yet, within what reserve() made room for.
+  void insert(K key, hook_list_owner hooks) {
+    const std::size_t hash = hasher{}(key);
+    std::size_t at = home(hash);
+    while (slots_[at] != 0) at = (at + 1) & mask_;
+    entries_.push_back({hash, std::move(key), std::move(hooks)});
+    slots_[at] = entries_.size();
+  }
+  const hook_list_owner* find(key_lookup_t<K> key) const {
+    if (entries_.empty()) return nullptr;
+    const std::size_t hash = hasher{}(key);
+    for (std::size_t at = home(hash);; at = (at + 1) & mask_) {
+      const std::size_t slot = slots_[at];
+      if (slot == 0) return nullptr;
+      const entry& candidate = entries_[slot - 1];
+      if (candidate.hash == hash && candidate.key == key) return &candidate.hooks;
+    }
+  }
+  const std::vector<entry>& entries() const noexcept { return entries_; }
+
+ private:
+  // The slot a hash starts probing at: its top bits after a multiplication (whatever the hash
+  // function's weak bits, keys spread).
+  std::size_t home(std::size_t hash) const noexcept {
+    return static_cast<std::size_t>((static_cast<std::uint64_t>(hash) * 0x9e3779b97f4a7c15ull) >>
+                                    shift_);
+  }
+
+  std::vector<entry> entries_;
+  std::vector<std::size_t> slots_;  // 1 + the entry's index; 0: free
+  std::size_t mask_ = 0;
+  unsigned shift_ = 61;
+};
+
+template <class K>
+struct keyed_index {
+  using lookup = key_lookup<K>;
+  keyed_table<K> exact;
+  hook_list_owner any_key;          // the any-key registrations alone
+  std::vector<hook_entry> general;  // matcher and any-key registrations, in the slot's order
+  bool has_matchers = false;
+  bool singleton = false;
+  std::shared_ptr<const void> chain;
+  std::shared_ptr<const void> aggregate;
+  std::shared_ptr<const void> finalize;
+  std::vector<hook_entry> interceptors;  // the slot's: they wrap every key's dispatch
+
+  const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
+
+  // A Singleton slot runs, for a key, the last registration of the slot's order that selects it.
+  void keep_last_if_singleton(std::vector<hook_entry>& hooks) const {
+    if (singleton && hooks.size() > 1) hooks.erase(hooks.begin(), hooks.end() - 1);
+  }
+
+  // An owner of a snapshot with `hooks` and the slot's companions; `before`'s, when it has
+  // exactly that (an edit elsewhere in the slot leaves this key's list shared, not copied).
+  hook_list_owner owner_of(std::vector<hook_entry> hooks, const hook_list_owner* before) const {
+    if (before) {
+      const hook_list* old = before->current();
+      auto same = [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; };
+      if (old && old->chain == chain && old->aggregate == aggregate &&
+          old->finalize == finalize &&
+          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
+          std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
+                     old->interceptors.end(), same))
+        return *before;
+    }
+    hook_list_owner owner;
+    owner.modify([&](hook_list& list) {
+      list.hooks = std::move(hooks);
+      list.chain = chain;
+      list.aggregate = aggregate;
+      list.finalize = finalize;
+      list.interceptors = interceptors;
+    });
+    return owner;
+  }
+
+  // The index of `all` (a keyed slot's list, just edited); hook_list::index_keys.
+  template <bool Singleton>
+  static std::shared_ptr<const void> build(const hook_list& all) {
+    const auto* previous = static_cast<const keyed_index*>(all.keyed.get());
+    auto index = std::make_shared<keyed_index>();
+    index->singleton = Singleton;
+    index->chain = all.chain;
+    index->aggregate = all.aggregate;
+    index->finalize = all.finalize;
+    index->interceptors = all.interceptors;
+
+    // Where each key's exact registrations, and the others, are in the slot's order.
+    std::unordered_map<K, std::vector<std::size_t>, typename lookup::hash, typename lookup::equal>
+        exact_positions;
+    std::vector<std::size_t> general_positions;
+    std::vector<hook_entry> any;
+    for (std::size_t i = 0; i != all.hooks.size(); ++i) {
+      const hook_entry& entry = all.hooks[i];
+      const key_selector<K>* selector = selector_of<K>(entry);
+      if (selector && selector->how == key_match::exact) {
+        exact_positions[*selector->key].push_back(i);
+        continue;
+      }
+      general_positions.push_back(i);
+      index->general.push_back(entry);
+      if (selector) index->has_matchers = true;
+      else any.push_back(entry);
+    }
+    index->keep_last_if_singleton(any);
+    index->any_key = index->owner_of(std::move(any), previous ? &previous->any_key : nullptr);
+
+    index->exact.reserve(exact_positions.size());
+    for (const auto& [key, mine] : exact_positions) {
+      std::vector<hook_entry> hooks;
+      hooks.reserve(mine.size() + general_positions.size());
+      auto next_mine = mine.begin();
+      for (std::size_t position : general_positions) {
+        const key_selector<K>* selector = selector_of<K>(all.hooks[position]);
+        if (selector && !selector->matches(key)) continue;
+        for (; next_mine != mine.end() && *next_mine < position; ++next_mine)
+          hooks.push_back(all.hooks[*next_mine]);
+        hooks.push_back(all.hooks[position]);
+      }
+      for (; next_mine != mine.end(); ++next_mine) hooks.push_back(all.hooks[*next_mine]);
+      index->keep_last_if_singleton(hooks);
+      index->exact.insert(key, index->owner_of(std::move(hooks),
+                                               previous ? previous->find(key) : nullptr));
+    }
+    return index;
+  }
+
+  // The hooks a key without an exact registration runs, when the slot has matchers.
+  HOOKSET_NOINLINE std::shared_ptr<const keyed_filtered> filtered(key_lookup_t<K> key) const {
+    std::vector<hook_entry> hooks;
+    for (const hook_entry& entry : general) {
+      const key_selector<K>* selector = selector_of<K>(entry);
+      if (!selector || selector->matches(key)) hooks.push_back(entry);
+    }
+    keep_last_if_singleton(hooks);
+    auto result = std::make_shared<keyed_filtered>();
+    result->hooks = owner_of(std::move(hooks), nullptr);
+    return result;
+  }
+
+  // Whether a dispatch for `key` would run a hook.
+  bool runs_hooks_for(key_lookup_t<K> key) const {
+    if (const hook_list_owner* mine = find(key)) return mine->count() != 0;
+    return std::any_of(general.begin(), general.end(), [&](const hook_entry& entry) {
+      const key_selector<K>* selector = selector_of<K>(entry);
+      return !selector || selector->matches(key);
+    });
+  }
+};
+
+template <class K>
+const keyed_index<K>* index_of(const hook_list_owner& owner) noexcept {
+  const hook_list* all = owner.current();
+  return all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
+}
+
+// The keys with an exact registration, sorted when they can be.
+template <class K>
+std::vector<K> registered_keys(const hook_list_owner& owner) {
+  std::vector<K> keys;
+  if (const keyed_index<K>* index = index_of<K>(owner)) {
+    keys.reserve(index->exact.entries().size());
+    for (const auto& entry : index->exact.entries()) keys.push_back(entry.key);
+    if constexpr (std::totally_ordered<K>) std::sort(keys.begin(), keys.end());
+  }
+  return keys;
+}
+
+// Registers `entry` in keyed slot list `owner` for the keys `selector` names (null: every key).
+// A Singleton slot's registration replaces one with the same selector.
+template <class K, bool Singleton>
+void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
+                       std::shared_ptr<const key_selector<K>> selector, std::string_view slot,
+                       Observer* observer) {
+  // (The record is the new registration's own: nothing else sees it yet.)
+  std::const_pointer_cast<hook_record>(entry.record)->key_selector = std::move(selector);
+  bool replaced = false;
+  owner.modify([&](hook_list& list) {
+    const hook_record* added = entry.record.get();
+    std::vector<hook_entry> base = list.base_order();
+    if constexpr (Singleton) {
+      const key_selector<K>* mine = selector_of<K>(entry);
+      replaced = std::erase_if(base, [&](const hook_entry& other) {
+                   return key_selector<K>::same(selector_of<K>(other), mine);
+                 }) != 0;
+    }
+    base.insert(insertion_point(base, entry.priority()), std::move(entry));
+    list.index_keys = &keyed_index<K>::template build<Singleton>;
+    list.arrange(std::move(base), slot, added);
+  });
+  if (replaced)
+    warn(slot, "singleton hook replaced: a keyed slot keeps only the newest hook per selector",
+         observer);
+}
+
+// The key of a dispatch's arguments, as it is looked up.
+template <class K, class Arg>
+decltype(auto) lookup_key(const Arg& argument) {
+  if constexpr (std::is_same_v<K, std::string>) return std::string_view(argument);
+  else if constexpr (std::is_same_v<std::remove_cvref_t<Arg>, K>) return (argument);
+  else return K(argument);
+}
+
+// A keyed slot's dispatch: the hooks of the key's precomputed list (or, for a key without an
+// exact registration, the any-key hooks, or those filtered for it), as an ordinary dispatch. It
+// keeps what the list belongs to, so that an edit of the set made before the dispatch starts
+// (or during it) cannot free the list under it.
+// What a dispatch of a keyed slot with no registration and no companion runs: nothing but the
+// default.
+inline const hook_list_owner no_keyed_hooks{};
+
+// (Inlined into the caller, as an ordinary dispatch is: the engine's fast path then sees what
+// this builds.)
+template <class Kind, class K, class... Args>
+HOOKSET_ALWAYS_INLINE dispatch<Kind> keyed_dispatch(const hook_list_owner& slot_owner,
+                              const slot_descriptor<Kind>& slot, Observer* observer,
+                              Args&&... args) {
+  const hook_list* all = slot_owner.current();
+  const auto* index = all ? static_cast<const keyed_index<K>*>(all->keyed.get()) : nullptr;
+  const hook_list_owner* hooks = &no_keyed_hooks;
+  std::shared_ptr<const void> kept;
+  if (all && !index) {
+    // No registration yet, but configured companions: that list as it is now (a registration
+    // made before the dispatch starts must not reach it through the slot's list of all keys).
+    auto same = std::make_shared<keyed_filtered>();
+    same->hooks = slot_owner;
+    hooks = &same->hooks;
+    kept = std::move(same);
+  } else if (index) {
+    auto&& key = lookup_key<K>(std::get<sizeof...(Args) - 1>(std::forward_as_tuple(args...)));
+    hooks = index->find(key);
+    if (hooks || !index->has_matchers) {
+      if (!hooks) hooks = &index->any_key;
+      kept = all->keyed;
+    } else {
+      auto filtered = index->filtered(key);
+      hooks = &filtered->hooks;
+      kept = std::move(filtered);
+    }
+  }
+  // One dispatch, returned as it is (no move of it).
+  dispatch<Kind> result(*hooks, slot, observer, std::forward<Args>(args)...);
+  if (kept) std::move(result).keeping(std::move(kept));
+  return result;
+}
+
+}  // namespace hookset::detail
