@@ -64,23 +64,27 @@ class Reader {
 };
 
 // One record as one operation (its nested operations, if any, are read by the caller).
-//   r[0] kind (modulo 10: Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release,
-//   Cancel) r[1] set pick (bits 0-2), other pick (bits 3-5) r[2] slot (modulo the number of slots)
-//   r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
+//   r[0] kind (modulo 11: Add, Remove, Configure, Copy, Extend, ExtendFresh, Drop, Call, Release,
+//   Cancel, Intercept) r[1] set pick (bits 0-2), other pick (bits 3-5) r[2] slot (modulo the number
+//   of slots) r[3] value: signed for add (k), configure (parameter), call (x); unsigned for picks
 //   r[4] priority (bits 0-2, minus 3), variant (bits 3-4), call: through (bits 5-6: 1 frozen, 2
 //   shared) r[5] async (bit 0), throws (bit 1), suspends (bit 2), policy (bits 3-4), limit (bits
 //   5-6, modulo 3) r[6] call: stop (bits 0-2: 0-2 none, 3 before the start, 4 deadline passed, 5-7
 //   inside hook
 //        1 + (bits 3-4)); add: ownership (bits 0-1: owned, std::ref, shared_ptr, Stateful),
 //        add_hooks for every slot (bits 2-4 all set)
+//   intercept: r[4] bits 3-5 what it does (modulo 6, Intercepts), r[5] bit 0 coroutine (always
+//        when hooks may park), bits 3-4 options (services: Op::policy), r[6] bit 0
+//        intercept_all, bits 1-2 ownership (forms: owned, std::ref, shared_ptr; 3 is owned)
 //   r[7] how many of the following records are this operation's nested operations (modulo 4)
 inline Op decode_op(const std::uint8_t* r, const Config& config) {
   Op op;
-  op.kind = static_cast<Op::Kind>(r[0] % 10);
+  op.kind = static_cast<Op::Kind>(r[0] % 11);
   op.set = r[1] & 7;
   op.other = (r[1] >> 3) & 7;
   op.slot = r[2] % slot_count;
-  const bool signed_value = op.kind == Op::Add || op.kind == Op::Configure || op.kind == Op::Call;
+  const bool signed_value = op.kind == Op::Add || op.kind == Op::Configure || op.kind == Op::Call ||
+                            op.kind == Op::Intercept;
   op.value = signed_value ? static_cast<int>(static_cast<std::int8_t>(r[3])) : r[3];
   op.priority = (r[4] & 7) - 3;
   const int variant = (r[4] >> 3) & 3;
@@ -114,7 +118,15 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
       op.own = r[6] & 3;
       op.multi = ((r[6] >> 2) & 7) == 7;
     }
-    normalise(op);
+    normalise(op, config);
+  }
+  if (op.kind == Op::Intercept) {
+    op.variant = ((r[4] >> 3) & 7) % intercepts_count;
+    op.async = (r[5] & 1) != 0;
+    op.multi = (r[6] & 1) != 0;
+    if (config.services) op.policy = (r[5] >> 3) & 3;
+    if (config.forms) op.own = (r[6] >> 1) & 3;
+    normalise(op, config);
   }
   if (op.kind == Op::Call && config.services) {
     const int stop = r[6] & 7;
@@ -144,7 +156,7 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
       for (int n = 0; n < nested && in.has_record(); ++n) {
         Op sub = decode_op(in.record(), config);
         if (op.kind == Op::ExtendFresh) {  // a fresh set: registrations and companions only
-          if (sub.kind != Op::Configure) sub.kind = Op::Add;
+          if (sub.kind != Op::Configure && sub.kind != Op::Intercept) sub.kind = Op::Add;
         } else if ((sub.kind == Op::Call && !config.nested) || sub.kind == Op::Release ||
                    sub.kind == Op::Cancel) {
           sub.kind = Op::Remove;  // what a hook performs: changes to the pool
@@ -168,11 +180,15 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
   r[1] = static_cast<std::uint8_t>((op.set & 7) | ((op.other & 7) << 3));
   r[2] = static_cast<std::uint8_t>(op.slot);
   r[3] = static_cast<std::uint8_t>(op.value & 0xff);
-  r[4] = static_cast<std::uint8_t>(((op.priority + 3) & 7) | ((op.variant & 3) << 3) |
-                                   (((op.variant >> 2) & 3) << 5));
+  r[4] = static_cast<std::uint8_t>(
+      ((op.priority + 3) & 7) |
+      (op.kind == Op::Intercept ? (op.variant & 7) << 3
+                                : ((op.variant & 3) << 3) | (((op.variant >> 2) & 3) << 5)));
   r[5] = static_cast<std::uint8_t>((op.async ? 1 : 0) | (op.throws ? 2 : 0) | (op.suspend ? 4 : 0) |
                                    ((op.policy & 3) << 3) | ((op.limit & 3) << 5));
   if (op.kind == Op::Add) r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0));
+  else if (op.kind == Op::Intercept)
+    r[6] = static_cast<std::uint8_t>((op.multi ? 1 : 0) | ((op.own & 3) << 1));
   else
     r[6] = static_cast<std::uint8_t>(op.cancel == -1   ? 3
                                      : op.cancel == -2 ? 4

@@ -39,7 +39,9 @@ enum Who : int {
   by_aggregate = -3,
   by_finalize = -4
 };  // hooks: token > 0
-enum What : int { kBegin = 0, kResumed = 1 };
+// Interceptors record under their token too: when they begin (with the x they got), when next
+// returned (with its result, for int results; else 0), when they caught what next threw.
+enum What : int { kBegin = 0, kResumed = 1, kIntercepted = 2, kNextReturned = 3, kCaught = 4 };
 
 struct Event {
   int who;
@@ -54,6 +56,11 @@ inline std::string show(const Event& e) {
                     : e.who == by_aggregate ? "aggregate"
                     : e.who == by_finalize  ? "finalize"
                                             : "hook#" + std::to_string(e.who);
+  if (e.what == kIntercepted)
+    return "interceptor#" + std::to_string(e.who) + "(" + std::to_string(e.value) + ")";
+  if (e.what == kNextReturned)
+    return "interceptor#" + std::to_string(e.who) + " got(" + std::to_string(e.value) + ")";
+  if (e.what == kCaught) return "interceptor#" + std::to_string(e.who) + " caught";
   return who + (e.what == kResumed ? " resumed" : "(" + std::to_string(e.value) + ")");
 }
 
@@ -217,6 +224,10 @@ struct SlotKind {
   Mode mode;
   unsigned flags;
   constexpr bool has(unsigned f) const { return (flags & f) != 0; }
+  // What set.call yields: an int, a std::string (Output), a PipelineResult or nothing.
+  constexpr bool int_result() const {
+    return mode != Mode::Pipeline && !has(kVoid) && !has(kOutput);
+  }
   // Fold slots hand each hook the previous output as `last` (docs/semantics.md, hook shapes).
   constexpr bool fold() const {
     return mode != Mode::Singleton && mode != Mode::Pipeline && !has(kVoid) && !has(kChain) &&

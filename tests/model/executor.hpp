@@ -213,6 +213,106 @@ struct MultiHook {
   }
 };
 
+// The model's interceptors (reference_model.hpp, Intercepts): one generic object, for any slot
+// (intercept<S>) or every slot at once (intercept_all). It records under the dispatch's id (kept
+// when it replaces x), so its calls are checked with the hooks' in one list.
+template <class S>
+using result_of = hookset::call_result_t<S>;
+
+template <class S>
+result_of<S> interceptor_answer_value(int k, const Call& c) {
+  using R = result_of<S>;
+  if constexpr (std::is_void_v<R>) return;
+  else if constexpr (S::kind.mode == Mode::Pipeline)
+    return R{hookset::Complete<int>{k}, c, hookset::HookId{}};
+  else if constexpr (S::kind.has(kOutput)) return "i" + std::to_string(k);
+  else return k;
+}
+
+// After next returned `r`: recorded (int results by value), and changed if the interceptor does.
+template <class S>
+result_of<S> interceptor_after(int token, int does, int k, const Call& c, result_of<S> r) {
+  if constexpr (S::kind.int_result()) {
+    recorder.record(c.id, token, kNextReturned, r);
+    return does == kChangeResult ? r + k : r;
+  } else {
+    recorder.record(c.id, token, kNextReturned, 0);
+    if constexpr (S::kind.has(kOutput))
+      if (does == kChangeResult) r += "+" + std::to_string(k);
+    return r;
+  }
+}
+inline void interceptor_after_void(int token, const Call& c) {
+  recorder.record(c.id, token, kNextReturned, 0);
+}
+inline void interceptor_begins(int token, int does, const Call& c) {
+  recorder.record(c.id, token, kIntercepted, c.x);
+  if (does == kThrow) throw std::runtime_error(interceptor_throws(token));
+}
+inline Call interceptor_argument(int does, int k, const Call& c) {
+  return does == kReplaceArgument ? Call{c.x + k, c.id} : c;
+}
+
+template <class S>
+result_of<S> run_interceptor_sync(int token, int does, int k, hookset::Next<S> next,
+                                  const Call& c) {
+  interceptor_begins(token, does, c);
+  if (does == kAnswer) return interceptor_answer_value<S>(k, c);
+  const Call argument = interceptor_argument(does, k, c);
+  try {
+    if constexpr (std::is_void_v<result_of<S>>) {
+      hookset::sync_wait(next(argument));
+      interceptor_after_void(token, c);
+    } else {
+      return interceptor_after<S>(token, does, k, c, hookset::sync_wait(next(argument)));
+    }
+  } catch (...) {
+    if (does != kCatch) throw;
+    recorder.record(c.id, token, kCaught, 0);
+    return interceptor_answer_value<S>(k, c);
+  }
+}
+
+template <class S>
+Task<result_of<S>> run_interceptor_async(int token, int does, int k, hookset::Next<S> next,
+                                         Call c) {
+  interceptor_begins(token, does, c);
+  if (does == kAnswer) co_return interceptor_answer_value<S>(k, c);
+  const Call argument = interceptor_argument(does, k, c);
+  bool caught = false;  // (no co_return from a handler's co_await-free body is needed then)
+  std::optional<std::conditional_t<std::is_void_v<result_of<S>>, bool, result_of<S>>> result;
+  try {
+    if constexpr (std::is_void_v<result_of<S>>) {
+      co_await next(argument);
+      interceptor_after_void(token, c);
+      result = true;
+    } else {
+      result.emplace(interceptor_after<S>(token, does, k, c, co_await next(argument)));
+    }
+  } catch (...) {
+    if (does != kCatch) throw;
+    caught = true;
+  }
+  if (caught) {
+    recorder.record(c.id, token, kCaught, 0);
+    co_return interceptor_answer_value<S>(k, c);
+  }
+  if constexpr (!std::is_void_v<result_of<S>>) co_return std::move(*result);
+}
+
+template <bool Async>
+struct Interceptor {
+  int token;
+  int does;
+  int k;
+  template <class Next>
+  auto operator()(Next next, const Call& c) const {
+    using S = typename Next::slot;
+    if constexpr (Async) return run_interceptor_async<S>(token, does, k, next, c);
+    else return run_interceptor_sync<S>(token, does, k, next, c);
+  }
+};
+
 inline std::string render(int v) { return std::to_string(v); }
 inline std::string render(std::string v) { return v; }
 // A pipeline's result as the model spells it, and its deciding registration as "by#<id>".
@@ -249,8 +349,10 @@ struct Features {
   std::size_t pipelines = 0;       // pipeline dispatches
   std::size_t borrowed = 0, shared = 0, stateful = 0, multi = 0;  // registrations: std::ref,
                                                                   // shared_ptr, Stateful, add_hooks
-  std::size_t frozen_calls = 0, shared_calls = 0;  // dispatches through freeze() / a SharedHookSet
-  std::size_t nested = 0;                          // dispatches made by running hooks
+  std::size_t frozen_calls = 0, shared_calls = 0;   // dispatches through freeze() / a SharedHookSet
+  std::size_t nested = 0;                           // dispatches made by running hooks
+  std::size_t interceptors = 0, intercept_all = 0;  // registrations: intercept<S>, intercept_all
+  std::size_t intercepted = 0;  // dispatches with interceptors (each checked as the others)
   Features& operator+=(const Features& o) {
     stopped += o.stopped;
     stopped_parked += o.stopped_parked;
@@ -264,6 +366,9 @@ struct Features {
     frozen_calls += o.frozen_calls;
     shared_calls += o.shared_calls;
     nested += o.nested;
+    interceptors += o.interceptors;
+    intercept_all += o.intercept_all;
+    intercepted += o.intercepted;
     return *this;
   }
 };
@@ -483,11 +588,23 @@ class Executor {
         if (!a.skip && op.variant)
           for (int i = 0; i < (op.multi ? slot_count : 1); ++i) anonymous_.push_back(a.token + i);
         break;
+      case Op::Intercept:
+        a.skip = op.multi
+                     ? std::any_of(
+                           target.begin(), target.end(),
+                           [](const ModelSlotState& slot) { return slot.interceptors.size() >= 4; })
+                     : target[static_cast<std::size_t>(op.slot)].interceptors.size() >= 4;
+        if (!a.skip) a.token = ++tokens_;  // one registration, also for every slot
+        break;
       case Op::Remove:
         if (op.variant == 0) {
           std::vector<int> live;
-          for (const ModelSlotState& slot : target)
+          for (const ModelSlotState& slot : target) {
             for (const ModelHook& h : slot.hooks) live.push_back(h.token);
+            for (const ModelInterceptor& i : slot.interceptors)
+              if (std::find(live.begin(), live.end(), i.token) == live.end())
+                live.push_back(i.token);
+          }
           a.token = live.empty() ? 0 : live[static_cast<std::size_t>(op.value) % live.size()];
         } else if (op.variant == 1) {
           a.token = tokens_ == 0 ? 0 : 1 + op.value % tokens_;
@@ -539,6 +656,7 @@ class Executor {
     a.behaviour = {op.value, op.throws, op.suspend};
     if (op.kind == Op::Add)
       a.token = take_tokens(op);  // a fresh set is built with add<S> / add_hooks
+    else if (op.kind == Op::Intercept) a.token = ++tokens_;
     else a.skip = !companion_of(op.slot, op.variant, a.variant);
     return a;
   }
@@ -586,6 +704,13 @@ class Executor {
       slot.hooks.push_back(hook);
     }
   }
+  static void model_intercept(ModelSet& set, const Action& a) {
+    if (a.policy >= 2) return;  // refused: an interceptor takes no time limit nor failure policy
+    const ModelInterceptor interceptor{a.token, a.priority, a.async, a.variant, a.value};
+    for (int i = 0; i < slot_count; ++i)
+      if (a.multi || i == a.slot)
+        set[static_cast<std::size_t>(i)].interceptors.push_back(interceptor);
+  }
   static void model_configure(ModelSet& set, const Action& a) {
     ModelSlotState& slot = set[static_cast<std::size_t>(a.slot)];
     (a.variant == 0 ? slot.chain : a.variant == 1 ? slot.aggregate : slot.finalize) = a.value;
@@ -605,6 +730,8 @@ class Executor {
       } else {
         a.hooks.insert(a.hooks.end(), b.hooks.begin(), b.hooks.end());
       }
+      // Interceptors merge as hooks do, also in a singleton slot (none replaces another).
+      a.interceptors.insert(a.interceptors.end(), b.interceptors.begin(), b.interceptors.end());
       if ((a.chain && b.chain) || (a.aggregate && b.aggregate) || (a.finalize && b.finalize))
         ++expected_warnings_;
       if (b.chain) a.chain = b.chain;
@@ -620,15 +747,19 @@ class Executor {
       case Op::Add:
         model_add(target, a);
         break;
-      case Op::Remove:
+      case Op::Intercept:
+        model_intercept(target, a);
+        break;
+      case Op::Remove:  // a hook from its slot, an interceptor from every slot it is in
         a.expect = false;
         if (a.token != 0)
-          for (ModelSlotState& slot : target)
-            if (std::erase_if(slot.hooks, [&](const ModelHook& h) { return h.token == a.token; }) !=
-                0) {
-              a.expect = true;
-              break;
-            }
+          for (ModelSlotState& slot : target) {
+            const std::size_t hooks =
+                std::erase_if(slot.hooks, [&](const ModelHook& h) { return h.token == a.token; });
+            const std::size_t interceptors = std::erase_if(
+                slot.interceptors, [&](const ModelInterceptor& i) { return i.token == a.token; });
+            if (hooks + interceptors != 0) a.expect = true;
+          }
         break;
       case Op::Configure:
         model_configure(target, a);
@@ -644,6 +775,7 @@ class Executor {
         ModelSet fresh{};
         for (const Action& f : a.fresh) {
           if (f.kind == Op::Add) model_add(fresh, f);
+          else if (f.kind == Op::Intercept) model_intercept(fresh, f);
           else model_configure(fresh, f);
         }
         model_extend(target, fresh);
@@ -750,6 +882,38 @@ class Executor {
     with_slot(a.slot, [&](auto slot) { real_add<typename decltype(slot)::type>(holder, a); });
   }
 
+  // intercept<S> / intercept_all, with a Priority or HookOptions (Op::policy, see operations.hpp);
+  // options with a time limit or a failure policy are refused, and nothing is registered.
+  void real_intercept(Set& set, const Action& a) {
+    const hookset::Priority priority{a.priority};
+    hookset::HookOptions options{.name = hook_name(a.token), .priority = priority};
+    if (a.policy == 2) options.on_failure = hookset::FailOpen;
+    if (a.policy == 3) options.timeout = std::chrono::hours(1);
+    auto registration = [&](auto interceptor) {
+      auto intercept = [&](auto&& with) {
+        if (a.multi) return set.intercept_all(std::move(interceptor), with);
+        return with_slot(a.slot, [&](auto slot) {
+          return set.template intercept<typename decltype(slot)::type>(std::move(interceptor),
+                                                                       with);
+        });
+      };
+      if (a.policy >= 2) {
+        try {
+          intercept(options);
+          fail("intercept(hook#" + std::to_string(a.token) + ") with " +
+               (a.policy == 2 ? "a failure policy" : "a time limit") + " was accepted");
+        } catch (const std::invalid_argument&) {
+        }
+        return;
+      }
+      ids_[a.token] = a.policy == 1 ? intercept(options) : intercept(priority);
+      ++(a.multi ? features_.intercept_all : features_.interceptors);
+    };
+    auto each = [&](auto form) { register_form(registration, std::move(form)); };
+    if (a.async) each(owned_as(a.own, Interceptor<true>{a.token, a.variant, a.value}));
+    else each(owned_as(a.own, Interceptor<false>{a.token, a.variant, a.value}));
+  }
+
   template <class S>
   static void real_configure(Set& set, const Action& a) {
     constexpr SlotKind kind = S::kind;
@@ -801,6 +965,7 @@ class Executor {
         auto fresh = std::make_unique<Set>();
         for (const Action& f : a.fresh) {
           if (f.kind == Op::Add) real_add_any(fresh, f);
+          else if (f.kind == Op::Intercept) real_intercept(*fresh, f);
           else
             with_slot(f.slot,
                       [&](auto slot) { real_configure<typename decltype(slot)::type>(*fresh, f); });
@@ -811,6 +976,9 @@ class Executor {
       case Op::Drop:
         note_destroyed(target.get());
         real_.erase(real_.begin() + a.set);
+        break;
+      case Op::Intercept:
+        real_intercept(*target, a);
         break;
       case Op::Call:  // by a running hook
         call_real(*a.flight);
@@ -930,6 +1098,7 @@ class Executor {
     features_.stopped += flight.stopped;
     features_.deadline += flight.deadline_passed;
     features_.pipelines += slot_kinds[static_cast<std::size_t>(flight.slot)].mode == Mode::Pipeline;
+    features_.intercepted += !flight.snapshot.interceptors.empty();
     // Its observer id: the first dispatch to begin from now on (dispatches its hooks make begin
     // later).
     const std::size_t begun_before = observer_.begins.size();

@@ -39,6 +39,29 @@ class Random {
 // ---- operations
 // ----------------------------------------------------------------------------------
 
+// What a model interceptor does (Op::variant of an Intercept), k being its Op::value: call
+// next with the argument it got; with x + k; change next's result (int: + k, Output string:
+// + "+k"; void and pipeline results stay); answer alone without next (int: k, string: "i<k>",
+// pipeline: complete with k); throw before next; catch what next throws and answer instead.
+enum Intercepts : int { kPassOn, kReplaceArgument, kChangeResult, kAnswer, kThrow, kCatch };
+constexpr int intercepts_count = 6;
+inline const char* intercepts_name(int variant) {
+  switch (variant) {
+    case kReplaceArgument:
+      return "replaces x by x+k";
+    case kChangeResult:
+      return "changes the result";
+    case kAnswer:
+      return "answers alone";
+    case kThrow:
+      return "throws";
+    case kCatch:
+      return "catches";
+    default:
+      return "passes on";
+  }
+}
+
 struct Op;
 using OpList = std::shared_ptr<const std::vector<Op>>;
 
@@ -55,7 +78,8 @@ struct Op {
     Drop,
     Call,
     Release,
-    Cancel
+    Cancel,
+    Intercept
   };
   Kind kind = Add;
   int set = 0;    // pool pick of the target
@@ -64,15 +88,20 @@ struct Op {
   int priority = 0;
   int value = 0;    // add: k; configure: the parameter; call: x; remove, release: a pick
   int variant = 0;  // add/extend: via with<S>/with_extended; configure: which companion;
+                    // intercept: what the interceptor does (Intercepts);
                     // remove: 0 a live hook of the set, 1 any token issued, 2 the null id;
                     // call: bit 0 co_await (else sync_wait), bit 1 with a stop token,
                     //   bits 2-3 dispatched through 1 a FrozenHookSet (freeze()), 2 a SharedHookSet
   int policy =
-      0;  // add: 0 none given (the slot's: Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
+      0;  // add: 0 none given (the slot's: Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed;
+          // intercept: 0 a Priority, 1 HookOptions with a name, 2 with a failure policy, 3 with
+          //   a time limit (both refused with std::invalid_argument, nothing registered)
   int limit = 0;  // add: the hook's own time limit: 0 none, 1 one nanosecond (expires), 2 an hour
-  int own = 0;    // add: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
-                  // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
-  bool multi = false;  // add: one object for every slot of the set (add_hooks / with_hooks)
+  int own =
+      0;  // add, intercept: 0 owned (moved in), 1 borrowed (std::ref), 2 shared (std::shared_ptr),
+          // 3 wrapped in hookset::Stateful (never parks: its lock is never contended)
+  bool multi = false;  // add: one object for every slot of the set (add_hooks / with_hooks);
+                       // intercept: one interceptor around every slot (intercept_all)
   int cancel = 0;  // call: 0 never stopped, -1 stopped before it starts, -2 its deadline already
                    // passed, k > 0 stopped when its k-th hook begins (from inside that hook)
   bool async = false;
@@ -152,6 +181,19 @@ inline std::string describe(const Op& op) {
     case Op::Cancel:
       out << "stop parked~" << op.value;
       break;
+    case Op::Intercept:
+      out << (op.multi ? "intercept_all" : "intercept") << " set~" << op.set;
+      if (!op.multi) out << " slot " << op.slot;
+      out << " prio " << op.priority << (op.async ? " coroutine " : " sync ")
+          << intercepts_name(op.variant) << " k=" << op.value
+          << (op.policy == 1   ? " named"
+              : op.policy == 2 ? " with a failure policy (refused)"
+              : op.policy == 3 ? " with a time limit (refused)"
+                               : "")
+          << (op.own == 1   ? " borrowed"
+              : op.own == 2 ? " shared_ptr"
+                            : "");
+      break;
   }
   return out.str();
 }
@@ -166,6 +208,23 @@ struct Config {
 };
 
 inline Op random_add(Random& r, const Config& config, bool may_mutate);
+
+// An interceptor registration. A synchronous interceptor runs the rest with sync_wait, which
+// would block for good around a parked hook: where hooks park, interceptors are coroutines.
+inline Op random_intercept(Random& r, const Config& config) {
+  Op op;
+  op.kind = Op::Intercept;
+  op.set = r.below(8);
+  op.slot = r.below(slot_count);
+  op.priority = r.chance(50) ? 0 : r.between(-3, 3);
+  op.async = config.suspended || r.chance(50);
+  op.value = r.between(-8, 30);
+  op.variant = r.below(intercepts_count);
+  op.multi = r.chance(8);
+  if (config.services) op.policy = r.chance(70) ? 0 : r.chance(70) ? 1 : r.between(2, 3);
+  if (config.forms) op.own = r.chance(64) ? 0 : r.between(1, 2);
+  return op;
+}
 
 // What an operation may carry, whatever produced it (the generator, the fuzzer's decoder).
 inline void normalise(Op& op) {
@@ -186,10 +245,18 @@ inline void normalise(Op& op) {
   }
   if (op.multi) op.policy = op.limit = 0;  // add_hooks: one name and policy for every adapter
 }
+inline void normalise(Op& op, const Config& config) {
+  normalise(op);
+  if (op.kind == Op::Add && !config.suspended) op.suspend = false;  // hooks park only then
+  if (op.kind != Op::Intercept) return;
+  if (config.suspended) op.async = true;  // see random_intercept
+  if (op.own == 3) op.own = 0;            // (Stateful: hooks only)
+}
 
 inline OpList random_fresh_set(Random& r, const Config& config) {
   std::vector<Op> ops;
-  for (int n = r.below(5); n > 0; --n) ops.push_back(random_add(r, config, false));
+  for (int n = r.below(5); n > 0; --n)
+    ops.push_back(r.chance(6) ? random_intercept(r, config) : random_add(r, config, false));
   if (r.chance(30)) {
     Op op;
     op.kind = Op::Configure;
@@ -214,7 +281,7 @@ inline Op random_mutation(Random& r, const Config& config) {
     if (config.forms && r.chance(30)) op.variant |= r.between(1, 2) << 2;
     if (config.services && r.chance(20)) op.cancel = r.chance(50) ? -1 : r.between(1, 3);
   } else if (roll < 35) {
-    op = random_add(r, config, false);
+    op = r.chance(6) ? random_intercept(r, config) : random_add(r, config, false);
   } else if (roll < 65) {
     op.kind = Op::Remove;
     op.variant = r.chance(80) ? 0 : r.below(3);
@@ -275,7 +342,7 @@ inline std::vector<Op> random_sequence(Random& r, const Config& config, int leng
   while (static_cast<int>(ops.size()) < length) {
     const int roll = r.below(100 + release_weight + cancel_weight);
     if (roll < 28) {
-      ops.push_back(random_add(r, config, true));
+      ops.push_back(r.chance(6) ? random_intercept(r, config) : random_add(r, config, true));
       continue;
     }
     Op op;

@@ -27,7 +27,16 @@
 //     dispatches through a frozen copy (freeze()) or a SharedHookSet, gone once the dispatch
 //     started, and dispatches made by running hooks (nested up to 3 deep, at most 32 per operation;
 //     sync_wait inside the hook unless the nested dispatch parks, then started and left parked).
-// Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject).
+// Every variant also dispatches the pipeline slots (pass, rewrite, complete, reject), and registers
+// interceptors (docs/semantics.md, section 21): per slot (intercept<S>) or set-wide
+// (intercept_all), synchronous (coroutines only where hooks park: sync_wait would block) or
+// coroutine, with a priority, each passing x on, replacing it by x + k, changing next's result,
+// answering alone, throwing before next, or catching what next throws and answering instead;
+// removed by id, copied, extended, frozen and shared with the hooks. The model predicts the
+// interceptors' order (priority, then registration; the first outermost) and what each does
+// around the dispatch's ordinary prediction, its calls included. With `services`, interceptor
+// options with a failure policy or a time limit are refused; with `forms`, interceptors are also
+// borrowed (std::ref) and shared (std::shared_ptr).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
 // failing prefix is shrunk (dropping operations while it still fails) and printed with the seed.
@@ -129,6 +138,10 @@ void run_variant(const Variant& variant) {
         "dispatches through %zu frozen and %zu shared sets; %zu dispatches made by running hooks\n",
         variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines,
         f.borrowed, f.shared, f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
+  std::printf(
+      "[model/%s] interceptors: %zu intercept<S>, %zu intercept_all; %zu intercepted "
+      "dispatches\n",
+      variant.name, f.interceptors, f.intercept_all, f.intercepted);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
   std::printf("[model] %zu operations checked against the model so far in this run\n",
@@ -150,6 +163,7 @@ void run_variant(const Variant& variant) {
       REQUIRE((f.borrowed > 0 && f.shared > 0 && f.stateful > 0 && f.multi > 0 &&
                f.frozen_calls > 0 && f.shared_calls > 0));
     if (variant.config.nested) REQUIRE(f.nested > 0);
+    REQUIRE((f.interceptors > 0 && f.intercept_all > 0 && f.intercepted > 0));
   }
 }
 

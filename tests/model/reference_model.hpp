@@ -37,6 +37,32 @@ struct ModelHook {
   int limit = 0;     // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
 };
 
+// An interceptor (intercept<S>, or intercept_all: then the same token in every slot).
+struct ModelInterceptor {
+  int token;
+  int priority;
+  bool async;
+  int does;  // Intercepts
+  int k;
+};
+inline std::string interceptor_throws(int token) {
+  return "interceptor " + std::to_string(token) + " throws";
+}
+// What an interceptor answers alone, and its change of next's result (Intercepts), spelled as
+// the executor renders results.
+inline std::string interceptor_answer(SlotKind kind, int k, int x) {
+  if (kind.has(kVoid)) return "void";
+  if (kind.mode == Mode::Pipeline)
+    return "complete:" + std::to_string(k) + " input=" + std::to_string(x);
+  if (kind.has(kOutput)) return "i" + std::to_string(k);
+  return std::to_string(k);
+}
+inline std::string interceptor_change(SlotKind kind, const std::string& result, int k) {
+  if (kind.int_result()) return std::to_string(std::stoi(result) + k);
+  if (kind.has(kOutput)) return result + "+" + std::to_string(k);
+  return result;
+}
+
 // The name a registration with options gets (failures name it); the model's spelling of the
 // errors a dispatch ends with (the executor renders the real ones the same way).
 inline std::string hook_name(int token) { return "h" + std::to_string(token); }
@@ -44,6 +70,7 @@ inline std::string hook_throws(int token) { return "hook " + std::to_string(toke
 
 struct ModelSlotState {
   std::vector<ModelHook> hooks;  // arrival order; dispatch order is a stable sort by priority
+  std::vector<ModelInterceptor> interceptors;     // the same, the first outermost
   std::optional<int> chain, aggregate, finalize;  // configured companions' parameters
 };
 using ModelSet = std::array<ModelSlotState, slot_count>;
@@ -54,10 +81,13 @@ inline std::size_t total_hooks(const ModelSet& set) {
   return n;
 }
 
-inline std::vector<ModelHook> dispatch_order(std::vector<ModelHook> hooks) {
-  std::stable_sort(hooks.begin(), hooks.end(),
-                   [](const ModelHook& a, const ModelHook& b) { return a.priority < b.priority; });
-  return hooks;
+// Hooks and interceptors alike (the first interceptor is the outermost).
+template <class Registration>
+std::vector<Registration> dispatch_order(std::vector<Registration> registrations) {
+  std::stable_sort(
+      registrations.begin(), registrations.end(),
+      [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
+  return registrations;
 }
 
 // What happens during a dispatch besides its calls: hooks performing operations, hooks parking.
@@ -90,6 +120,7 @@ class Predictor {
             std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
         hooks_(dispatch_order(state.hooks)),
+        interceptors_(dispatch_order(state.interceptors)),
         limit_(state.chain.value_or(default_limit)),
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
@@ -100,7 +131,10 @@ class Predictor {
 
   Prediction run() {
     try {
-      p_.result = dispatch();
+      // A dispatch stopped or late before it starts runs nothing, interceptors included.
+      if (deadline_passed_) throw ModelThrow{"timeout[]"};
+      if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};
+      p_.result = intercepted(0, call_.x);
     } catch (const ModelThrow& error) {
       p_.result = "throw:" + error.what;
       p_.failed = true;
@@ -161,11 +195,46 @@ class Predictor {
     return std::to_string(result + offset_);
   }
 
+  // docs/semantics.md, interceptors: the i-th interceptor around the rest (the later ones, then
+  // the slot's dispatch), which runs with the argument `x` it is given.
+  std::string intercepted(std::size_t i, int x) {
+    if (i == interceptors_.size()) {
+      call_.x = input_ = x;
+      return dispatch();
+    }
+    const ModelInterceptor& ic = interceptors_[i];
+    p_.events.push_back({ic.token, kIntercepted, x});
+    const auto rest = [&](int argument) {
+      std::string result = intercepted(i + 1, argument);
+      p_.events.push_back({ic.token, kNextReturned, kind_.int_result() ? std::stoll(result) : 0});
+      return result;
+    };
+    switch (ic.does) {
+      case kReplaceArgument:
+        return rest(x + ic.k);
+      case kChangeResult:
+        return interceptor_change(kind_, rest(x), ic.k);
+      case kAnswer:
+        p_.decided_by = 0;
+        return interceptor_answer(kind_, ic.k, x);
+      case kThrow:
+        throw ModelThrow{interceptor_throws(ic.token)};
+      case kCatch:
+        try {
+          return rest(x);
+        } catch (const ModelThrow&) {
+          p_.events.push_back({ic.token, kCaught, 0});
+          p_.decided_by = 0;
+          return interceptor_answer(kind_, ic.k, x);
+        }
+      default:
+        return rest(x);
+    }
+  }
+
   // Fail-open hooks that failed count as not run: a Singleton whose hook failed runs the default,
   // a Fallback slot whose hooks all failed runs the default exactly as with no hooks.
   std::string dispatch() {
-    if (deadline_passed_) throw ModelThrow{"timeout[]"};
-    if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};  // nothing runs at all
     const bool none = hooks_.empty();
     const bool always = kind_.mode == Mode::Always;
     if (kind_.mode == Mode::Pipeline) return pipeline();
@@ -267,8 +336,9 @@ class Predictor {
   }
 
   SlotKind kind_;
-  std::vector<ModelHook> hooks_;  // the snapshot, in dispatch order
-  int limit_, weight_, offset_;   // the companions' parameters
+  std::vector<ModelHook> hooks_;                // the snapshot, in dispatch order
+  std::vector<ModelInterceptor> interceptors_;  // the snapshot's, in dispatch order
+  int limit_, weight_, offset_;                 // the companions' parameters
   Call call_;
   int input_;  // the input as rewritten so far (pipelines; else the call's x)
   std::optional<int> stop_at_;
