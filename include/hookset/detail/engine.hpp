@@ -569,8 +569,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE void start_intercepted() {
     intercept_ = new intercept_state{hook_list_owner(list_), {}, 0};
     if (flags_ & observed) intercept_->link.observers = &observers_;
+    // The arguments move on: from here on, the dispatch itself never reads them (and a
+    // move-only argument could not be copied).
     pending_intercepted_.emplace([&]<std::size_t... I>(std::index_sequence<I...>) {
-      return run_rest(next_handle{this, 0}, std::get<I>(args_)...);
+      return run_rest(next_handle{this, 0}, static_cast<bound_t<A>&&>(std::get<I>(args_))...);
     }(indices{}));
     suspend_into(pending_kind::intercepted, &dispatch::finish_intercepted);
   }
