@@ -3,6 +3,7 @@
 // failure yields one error - ours - whose instantiation context names the slot (or the set,
 // the hook type) involved: the static_asserts sit in templates taking those types as arguments.
 
+#include <concepts>
 #include <coroutine>
 #include <cstddef>
 #include <cstdlib>
@@ -19,6 +20,15 @@
 #include <hookset/format.hpp>
 
 namespace hookset::detail {
+
+// A keyed slot's key type: hashed by std::hash and compared with ==. (A concept at namespace
+// scope: Clang 16 crashes on the same requires-expression written inside a nested class
+// template's lambda.)
+template <class Key>
+concept hashable_key = requires(const Key& k) {
+  { std::hash<Key>{}(k) } -> std::convertible_to<std::size_t>;
+  { k == k } -> std::convertible_to<bool>;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Slots
@@ -229,10 +239,7 @@ struct slot_rules {
   struct key_hashable_as {
     static constexpr bool holds = [] {
       if constexpr (std::is_void_v<Key>) return true;
-      else return requires(const Key& k) {
-          { std::hash<Key>{}(k) } -> std::convertible_to<std::size_t>;
-          { k == k } -> std::convertible_to<bool>;
-        };
+      else return hashable_key<Key>;
     }();
     static constexpr void report() {
       static_assert(holds,
