@@ -145,7 +145,10 @@ TEST_CASE("keyed: frozen and shared sets dispatch keyed slots, filtered keys inc
 
   hookset::SharedHookSet<Check, Other> shared(std::move(set));
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("a"))) == 1001);
-  auto pending = shared.call<Check>(0, std::string("xy"));  // filtered list, kept by the dispatch
+  // A dispatch made on one version and started after the next is published: it runs on the
+  // version it was made on (which it keeps). Its key is bound by reference: it must outlive it.
+  const std::string xy = "xy";
+  auto pending = shared.call<Check>(0, xy);
   shared.update([](auto& next) { next.template add<Check>(hookset::glob("x?"), giving(20)); });
   CHECK(hookset::sync_wait(std::move(pending)) == 2);
   CHECK(hookset::sync_wait(shared.call<Check>(0, std::string("xy"))) == 22);
