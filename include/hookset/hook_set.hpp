@@ -537,9 +537,10 @@ class HookSet {
   }
 
  private:
-  // Options: Priority or HookOptions.
-  template <class S, class Hook, class Options>
-  HookId add_with(Hook&& hook, Options&& options) {
+  // Options: Priority or HookOptions. KeySelector: a keyed registration's (make_key_selector),
+  // or nullptr - every key of a keyed slot.
+  template <class S, class Hook, class Options, class KeySelector = std::nullptr_t>
+  HookId add_with(Hook&& hook, Options&& options, KeySelector key_selector = nullptr) {
     if constexpr (!contains<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
       return {};
@@ -561,7 +562,7 @@ class HookSet {
             detail::make_entry(object, std::move(owner), std::forward<Options>(options),
                                detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
         const HookId id = entry.id();
-        insert_hook<S>(std::move(entry));
+        insert_hook<S>(std::move(entry), std::move(key_selector));
         return id;
       }
     }
@@ -581,28 +582,9 @@ class HookSet {
     } else if constexpr (!detail::key_selector_fits<S, Selector>()) {
       return {};  // reported by key_selector_fits
     } else {
-      using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
-      using target = typename holding::target;
-      if constexpr (!detail::hook_shape_ok<S, target>) {
-        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
-            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
-        return {};
-      } else {
-        auto key_selector =
-            detail::make_key_selector<key_type_t<S>>(std::forward<Selector>(selector));
-        void* object = nullptr;
-        auto owner = holding::hold(std::forward<Hook>(hook), object);
-        using calls =
-            detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry =
-            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
-                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
-        const HookId id = entry.id();
-        detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
-                                  detail::key_argument_t<S>>(
-            storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
-        return id;
-      }
+      return add_with<S>(
+          std::forward<Hook>(hook), std::forward<Options>(options),
+          detail::make_key_selector<key_type_t<S>>(std::forward<Selector>(selector)));
     }
   }
 
@@ -759,14 +741,15 @@ class HookSet {
   static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos =
       own_infos(own_slots{});
 
-  template <class S>
-  void insert_hook(detail::hook_entry entry) {
-    if constexpr (detail::is_keyed<S>)  // a registration without a selector: every key
+  template <class S, class KeySelector = std::nullptr_t>
+  void insert_hook(detail::hook_entry entry, [[maybe_unused]] KeySelector key_selector = nullptr) {
+    if constexpr (detail::is_keyed<S>)  // (without a selector: every key)
       return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
                                        detail::key_argument_t<S>>(
-          storage_for<S>(), std::move(entry), nullptr, slot_name<S>, observer_);
-    detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
-                        slot_name<S>, observer_);
+          storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
+    else
+      detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
+                          slot_name<S>, observer_);
   }
 
   void extend_members(const HookSet& other) {

@@ -367,13 +367,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
   // long as the dispatch.
   dispatch&& keeping(std::shared_ptr<const void> owner) && {
-    if (flags_ & keeps_owner) {
-      // Something is kept already (a keyed slot's per-key list, detail/keyed_index.hpp): keep
-      // both.
-      using both = std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>;
-      owner = std::make_shared<const both>(owner_kept_.get(), std::move(owner));
-      owner_kept_.destroy();
-    }
+    if (flags_ & keeps_owner) owner_kept_.destroy();
     owner_kept_.emplace(std::move(owner));
     flags_ |= keeps_owner;
     return std::move(*this);
@@ -726,8 +720,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     if (start()) return true;
-    list_->acquire();  // suspending (an asynchronous default or companion): as start_watched
-    flags_ |= holds_list;
+    hold_list();  // suspending (an asynchronous default or companion): as start_watched
     return false;
   }
 
