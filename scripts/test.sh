@@ -182,8 +182,9 @@ if setarch "$(uname -m)" -R true >/dev/null 2>&1; then tsan_runner="setarch $(un
 STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
 
 echo
-echo "================ summary ($(fmt_time $((SECONDS - script_start))) total) ================"
+echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
+echo "[total] $(fmt_time $((SECONDS - script_start))) for every stage, downloads and installs included"
 if [ "$failed" -ne 0 ]; then
   echo "[test.sh] FAILED (logs in build/logs/)"
   exit 1

@@ -1,6 +1,7 @@
-# cmake -DBUILD_DIR=<dir> -DTARGET=<target> -DSOURCE=<snippet.cpp> [-DCONFIG=<cfg>] -P check.cmake
+# cmake -DBUILD_DIR=<dir> -DTARGET=<target> -DSOURCE=<snippet.cpp> [-DCONFIG=<cfg>]
+#       [-DCOMPILE_COMMANDS=<compile_commands.json>] -P check.cmake
 #
-# Passes only if building <target> FAILS and
+# Passes only if compiling <SOURCE> as <target> FAILS and
 #  - the build output matches EVERY `// EXPECT: <regex>` line of <SOURCE> (CMake regex syntax,
 #    searched anywhere in the output);
 #  - the first error the compiler reports is hookset's own (contains "hookset:"): misuse is
@@ -38,11 +39,47 @@ if(CONFIG)
   set(config_args --config "${CONFIG}")
 endif()
 
-execute_process(
-  COMMAND "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --target "${TARGET}" ${config_args}
-  RESULT_VARIABLE result
-  OUTPUT_VARIABLE output
-  ERROR_VARIABLE output)
+# With -DCOMPILE_COMMANDS=<compile_commands.json>, the snippet's own compile command is run
+# directly: no build tool, so these tests run in parallel with each other and with the rest.
+# Otherwise the build tool builds <TARGET> (one at a time: tests/CMakeLists.txt locks the tree).
+set(compile_command "")
+if(DEFINED COMPILE_COMMANDS AND EXISTS "${COMPILE_COMMANDS}")
+  file(READ "${COMPILE_COMMANDS}" database)
+  string(JSON entries LENGTH "${database}")
+  math(EXPR last "${entries} - 1")
+  foreach(i RANGE ${last})
+    string(JSON file GET "${database}" ${i} file)
+    if(file STREQUAL SOURCE)
+      string(JSON compile_command GET "${database}" ${i} command)
+      string(JSON compile_directory GET "${database}" ${i} directory)
+      break()
+    endif()
+  endforeach()
+endif()
+if(compile_command)
+  separate_arguments(compile_args UNIX_COMMAND "${compile_command}")
+  # The object goes to a scratch path of its own (a snippet that compiles must leave nothing in
+  # the target's object directory, which the build tool owns).
+  list(FIND compile_args "-o" output_index)
+  if(output_index GREATER -1)
+    math(EXPR output_index "${output_index} + 1")
+    list(REMOVE_AT compile_args ${output_index})
+    list(INSERT compile_args ${output_index} "${BUILD_DIR}/compile_fail_objects/${TARGET}.o")
+    file(MAKE_DIRECTORY "${BUILD_DIR}/compile_fail_objects")
+  endif()
+  execute_process(
+    COMMAND ${compile_args}
+    WORKING_DIRECTORY "${compile_directory}"
+    RESULT_VARIABLE result
+    OUTPUT_VARIABLE output
+    ERROR_VARIABLE output)
+else()
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" --build "${BUILD_DIR}" --target "${TARGET}" ${config_args}
+    RESULT_VARIABLE result
+    OUTPUT_VARIABLE output
+    ERROR_VARIABLE output)
+endif()
 
 get_filename_component(snippet "${SOURCE}" NAME)
 if(result EQUAL 0)

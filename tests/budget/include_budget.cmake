@@ -1,0 +1,82 @@
+# The include budget: what including hookset's core headers costs every file of a user's, in
+# preprocessed lines on top of the standard headers hookset's interface needs anyway.
+#
+#   cmake -DCXX=<compiler> -DINCLUDE_DIR=<include/> -DWORK_DIR=<scratch dir> -P include_budget.cmake
+#
+# For each header below, preprocesses (-std=c++20 -E) a file that includes the standard baseline
+# and a file that includes the baseline and the header, and fails when the difference - the lines
+# hookset adds - exceeds the header's budget. The budgets are recorded for GCC's libstdc++ (what
+# a header pulls in differs between standard libraries); with another standard library the test is
+# skipped (exit code 77). Growth past a budget is a decision: raise the number here, in the same
+# commit as the reason, and update the table in docs/performance.md#include-cost.
+
+# The standard headers whose types appear in hookset's interface: every file that uses hookset
+# has them anyway, so they are the baseline, not hookset's cost.
+set(baseline_headers vector memory coroutine atomic optional string_view chrono stop_token
+                     exception stdexcept string)
+
+# <header>=<lines hookset may add on top of the baseline>.
+set(budgets
+  "hookset/slot.hpp=100000"
+  "hookset/hook_set.hpp=100000"
+  "hookset/hookset.hpp=100000")
+
+foreach(var CXX INCLUDE_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "include_budget.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+function(preprocessed_lines out_var name)
+  set(text "")
+  foreach(header IN LISTS ARGN)
+    string(APPEND text "#include <${header}>\n")
+  endforeach()
+  file(WRITE "${WORK_DIR}/${name}.cpp" "${text}")
+  execute_process(
+    COMMAND "${CXX}" -std=c++20 "-I${INCLUDE_DIR}" -E "${WORK_DIR}/${name}.cpp"
+    OUTPUT_FILE "${WORK_DIR}/${name}.i"
+    ERROR_VARIABLE errors
+    RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "FAIL: preprocessing ${name} failed:\n${errors}")
+  endif()
+  # Every line counts, blank ones included, as `wc -l` counts them.
+  file(READ "${WORK_DIR}/${name}.i" content)
+  string(REGEX MATCHALL "\n" newlines "${content}")
+  list(LENGTH newlines count)
+  set(${out_var} ${count} PARENT_SCOPE)
+endfunction()
+
+preprocessed_lines(baseline_lines baseline ${baseline_headers})
+file(READ "${WORK_DIR}/baseline.i" baseline_text)
+if(NOT baseline_text MATCHES "/c\\+\\+/[0-9]+/vector\"")
+  message("SKIP: the budgets are recorded for GCC's libstdc++; this standard library differs")
+  cmake_language(EXIT 77)
+endif()
+
+set(over "")
+foreach(entry IN LISTS budgets)
+  string(REPLACE "=" ";" pair "${entry}")
+  list(GET pair 0 header)
+  list(GET pair 1 budget)
+  string(MAKE_C_IDENTIFIER "${header}" name)
+  preprocessed_lines(with_header ${name} ${baseline_headers} ${header})
+  math(EXPR added "${with_header} - ${baseline_lines}")
+  math(EXPR permille "${with_header} * 1000 / ${baseline_lines}")
+  math(EXPR whole "${permille} / 1000")
+  math(EXPR frac "${permille} % 1000 + 1000")
+  string(SUBSTRING "${frac}" 1 3 frac)
+  set(verdict "ok")
+  if(added GREATER budget)
+    set(verdict "OVER BUDGET")
+    list(APPEND over "${header}")
+  endif()
+  message("<${header}>: ${with_header} lines with the baseline (${baseline_lines}): "
+          "+${added}, ${whole}.${frac}x; budget +${budget}: ${verdict}")
+endforeach()
+
+if(over)
+  message(FATAL_ERROR "FAIL: over the include budget: ${over} (see tests/budget/include_budget.cmake)")
+endif()
