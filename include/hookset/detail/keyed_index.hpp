@@ -16,7 +16,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,8 +50,9 @@ struct string_key_hash {
     const char* at = key.data();
     std::size_t left = key.size();
     for (; left >= 8; at += 8, left -= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, at, 8);
+      std::uint64_t word = 0;  // (little-endian assembly: compilers make it one load there)
+      for (std::size_t i = 0; i != 8; ++i)
+        word |= static_cast<std::uint64_t>(static_cast<unsigned char>(at[i])) << (8 * i);
       hash = (hash ^ word) * 0xbf58476d1ce4e5b9ull;
       hash ^= hash >> 31;
     }
