@@ -109,8 +109,7 @@ class executor_binding final : public Executor {
 
   const net::any_io_executor& get() const noexcept { return executor_; }
 
-  std::unique_ptr<Timer> start_timer(clock::time_point when,
-                                     std::function<void()> expire) override {
+  std::unique_ptr<Timer> start_timer(clock::time_point when, Callback expire) override {
     // The timer lives on a strand of its own: its wait and its cancel never race.
     auto state = std::make_shared<timer_state>(net::make_strand(executor_));
     state->timer.expires_at(when);

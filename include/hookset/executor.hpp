@@ -6,19 +6,24 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
+
+#include <hookset/detail/move_function.hpp>
 
 namespace hookset {
 
 class Executor {
  public:
   using clock = std::chrono::steady_clock;
+  // What start_timer calls: a move-only callable (any callable converts to it, std::function
+  // too).
+  using Callback = detail::move_function<void()>;
 
   // A started timer. cancel() (or destroying the timer) asks that `expire` not run; it may
   // still run once if it was already due - the callers of start_timer expect that, and keep
@@ -32,8 +37,7 @@ class Executor {
   virtual ~Executor() = default;
 
   // Calls `expire` once, on any thread, at `when` (or soon after), unless cancelled first.
-  virtual std::unique_ptr<Timer> start_timer(clock::time_point when,
-                                             std::function<void()> expire) = 0;
+  virtual std::unique_ptr<Timer> start_timer(clock::time_point when, Callback expire) = 0;
 };
 
 namespace detail {
@@ -54,39 +58,62 @@ class timer_thread final : public Executor {
     if (thread_.joinable()) thread_.join();
   }
 
-  std::unique_ptr<Timer> start_timer(clock::time_point when,
-                                     std::function<void()> expire) override {
+  std::unique_ptr<Timer> start_timer(clock::time_point when, Callback expire) override {
+    auto timer = std::make_unique<handle>(*this, when, 0);  // (allocated before the lock)
     std::lock_guard lock(mutex_);
     if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
     const std::uint64_t id = ++last_id_;
-    const bool earliest = queue_.empty() || when < queue_.begin()->first.first;
-    queue_.emplace(std::make_pair(when, id), std::move(expire));
-    if (earliest) wake_.notify_all();
-    return std::make_unique<handle>(*this, when, id);
+    // The queue is sorted by (when, id), latest first: the next one due is at the back.
+    std::size_t at = queue_.size();
+    while (at != 0 && queue_[at - 1].key.before({when, id})) --at;
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(at),
+                  entry{{when, id}, std::move(expire)});
+    timer->key_.id = id;  // (from here on, destroying the handle cancels the entry)
+    if (at == queue_.size() - 1) wake_.notify_all();  // the earliest now
+    return timer;
   }
 
  private:
-  using key = std::pair<clock::time_point, std::uint64_t>;
+  struct timer_key {
+    clock::time_point when;
+    std::uint64_t id;
+    bool before(const timer_key& other) const noexcept {
+      return when < other.when || (when == other.when && id < other.id);
+    }
+  };
+  struct entry {
+    timer_key key;
+    Callback expire;
+  };
 
   class handle final : public Timer {
    public:
     handle(timer_thread& owner, clock::time_point when, std::uint64_t id)
-        : owner_(owner), key_(when, id) {}
+        : owner_(owner), key_{when, id} {}
     ~handle() override { cancel(); }
     void cancel() noexcept override {
-      std::function<void()> dropped;  // destroyed outside the lock: it may own anything
+      if (key_.id == 0) return;
+      Callback dropped;  // destroyed outside the lock: it may own anything
       {
         std::lock_guard lock(owner_.mutex_);
-        auto found = owner_.queue_.find(key_);
-        if (found == owner_.queue_.end()) return;
-        dropped = std::move(found->second);
-        owner_.queue_.erase(found);
+        auto& queue = owner_.queue_;
+        // Binary search (latest first): the first entry not later than ours.
+        std::size_t low = 0, high = queue.size();
+        while (low != high) {
+          const std::size_t mid = low + (high - low) / 2;
+          if (key_.before(queue[mid].key)) low = mid + 1;
+          else high = mid;
+        }
+        if (low == queue.size() || queue[low].key.id != key_.id) return;
+        dropped = std::move(queue[low].expire);
+        queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(low));
       }
     }
 
    private:
+    friend class timer_thread;
     timer_thread& owner_;
-    key key_;
+    timer_key key_;  // id 0: not queued (yet)
   };
 
   void run() {
@@ -96,13 +123,13 @@ class timer_thread final : public Executor {
         wake_.wait(lock);
         continue;
       }
-      const auto due = queue_.begin()->first.first;
+      const auto due = queue_.back().key.when;
       if (clock::now() < due) {
         wake_.wait_until(lock, due);
         continue;
       }
-      std::function<void()> expire = std::move(queue_.begin()->second);
-      queue_.erase(queue_.begin());
+      Callback expire = std::move(queue_.back().expire);
+      queue_.pop_back();
       lock.unlock();
       expire();
       expire = nullptr;
@@ -112,14 +139,13 @@ class timer_thread final : public Executor {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::map<key, std::function<void()>> queue_;
+  std::vector<entry> queue_;  // latest first
   std::uint64_t last_id_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };
 
 }  // namespace detail
-
 // The executor a dispatch uses when none is given and none is inherited from the coroutine
 // that awaits it: a timer thread, started the first time a deadline or time limit needs one.
 inline Executor& default_executor() {

@@ -1,21 +1,17 @@
 #pragma once
 // HookSet<Slots...>: owns the hooks of its slots (and of nested sets) and dispatches them.
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include <boost/hana/at.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/bind.hpp>
@@ -92,8 +88,14 @@ inline constexpr bool is_stateless_hook =
 template <class T>
 inline constexpr T stateless_instance{};
 
-// How a registered hook is held: borrowed (std::ref), shared (std::shared_ptr) or owned.
+// Whether Hook is a std::reference_wrapper (std::ref / std::cref): std::unwrap_reference_t,
+// C++20's <type_traits> (libc++ 16 declares it in <utility>), needs no <functional> here - the
+// code that calls std::ref has included it.
 template <class Hook>
+inline constexpr bool is_reference_wrapper = !std::is_same_v<std::unwrap_reference_t<Hook>, Hook>;
+
+// How a registered hook is held: borrowed (std::ref), shared (std::shared_ptr) or owned.
+template <class Hook, bool = is_reference_wrapper<Hook>>
 struct hook_holding {
   using value_type = std::decay_t<Hook>;
   using target = const value_type;
@@ -115,16 +117,16 @@ struct hook_holding {
     }
   }
 };
-template <class T>
-struct hook_holding<std::reference_wrapper<T>> {
-  using target = T;
-  static std::shared_ptr<const void> hold(std::reference_wrapper<T> hook, void*& object) {
-    object = const_cast<std::remove_const_t<T>*>(&hook.get());  // constness kept in `target`
+template <class Wrapper>
+struct hook_holding<Wrapper, true> {
+  using target = std::remove_reference_t<std::unwrap_reference_t<Wrapper>>;
+  static std::shared_ptr<const void> hold(Wrapper hook, void*& object) {
+    object = const_cast<std::remove_const_t<target>*>(&hook.get());  // constness kept in `target`
     return nullptr;
   }
 };
 template <class T>
-struct hook_holding<std::shared_ptr<T>> {
+struct hook_holding<std::shared_ptr<T>, false> {
   using target = T;
   static std::shared_ptr<const void> hold(std::shared_ptr<T> hook, void*& object) {
     if (!hook) throw std::invalid_argument("hookset: cannot register a null std::shared_ptr hook");
@@ -176,7 +178,7 @@ constexpr bool validate_hook_set() {
 }
 
 // How a set stores its members: its own slots' hook lists in one array (indexed by the slot's
-// position among them), its nested sets in a Hana tuple.
+// position among them), its nested sets in a std::tuple.
 template <class M>
 using is_own_slot = mp::mp_bool<!is_hook_set<M>::value && slot_ok<M>>;
 
@@ -493,8 +495,7 @@ class HookSet {
           detail::report_not_a_nested_set<N, HookSet>();  // evaluated now: our error first
       return reported;
     } else {
-      return static_cast<N&>(
-          boost::hana::at_c<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
+      return static_cast<N&>(std::get<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
     }
   }
   template <class N>
@@ -717,7 +718,7 @@ class HookSet {
     using where = location<S>;
     if constexpr (std::is_base_of_v<detail::own_list<where::value>, where>)
       return lists_[where::value];
-    else return boost::hana::at_c<where::value>(nested_).template storage_for<S>();
+    else return std::get<where::value>(nested_).template storage_for<S>();
   }
   template <class S>
   const detail::hook_list_owner& storage_for() const {
@@ -728,7 +729,7 @@ class HookSet {
   template <class F>
   void for_each_list(F&& f) {
     for (detail::hook_list_owner& owner : lists_) f(owner);
-    boost::hana::for_each(nested_, [&](auto& nested) { nested.for_each_list(f); });
+    std::apply([&](auto&... nested) { (nested.for_each_list(f), ...); }, nested_);
   }
 
   // Names and modes of the own slots, for loops over lists_.
@@ -759,12 +760,12 @@ class HookSet {
     boost::mp11::mp_for_each<boost::mp11::mp_iota<boost::mp11::mp_size<nested_sets>>>(
         [&](auto index) {
       constexpr std::size_t j = decltype(index)::value;
-      boost::hana::at_c<j>(nested_).extend_members(boost::hana::at_c<j>(other.nested_));
+      std::get<j>(nested_).extend_members(std::get<j>(other.nested_));
     });
   }
 
   std::array<detail::hook_list_owner, own_count> lists_;
-  boost::mp11::mp_rename<nested_sets, boost::hana::tuple> nested_;
+  boost::mp11::mp_rename<nested_sets, std::tuple> nested_;
   Observer* observer_ = nullptr;
 };
 

@@ -3,6 +3,7 @@
 // Opt-in, beside it: <hookset/trace.hpp> (Chrome trace writer), <hookset/asio.hpp> (Boost.Asio).
 
 #include <hookset/call_options.hpp>
+#include <hookset/clog_observer.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/executor.hpp>

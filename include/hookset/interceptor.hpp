@@ -18,7 +18,6 @@
 // coroutine). It may return without calling next, change the result, catch or translate what
 // next throws, and run code after it.
 
-#include <functional>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -85,10 +84,10 @@ struct interceptor_calls<S, Target, mp::mp_list<A...>> {
   using expected_call = output(next_type, arg_ref_t<A>...);
 
   static output call_sync(void* object, next_handle next, arg_ref_t<A>... args) {
-    return std::invoke(*static_cast<Target*>(object), next_type(next), args...);
+    return (*static_cast<Target*>(object))(next_type(next), args...);
   }
   static Task<output> call_async(void* object, next_handle next, arg_ref_t<A>... args) {
-    return to_task<output>(std::invoke(*static_cast<Target*>(object), next_type(next), args...));
+    return to_task<output>((*static_cast<Target*>(object))(next_type(next), args...));
   }
 
   static hook_entry::erased_fn sync() noexcept {

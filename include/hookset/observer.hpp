@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <iostream>
 #include <string_view>
 #include <utility>
 
@@ -112,12 +111,7 @@ class HookEventSampler {
   mutable std::atomic<std::uint64_t> counter_{0};
 };
 
-// Writes warnings to std::clog; ignores tracing. Install with set_observer(&instance).
-struct ClogObserver : Observer {
-  void on_warning(std::string_view slot, std::string_view message) override {
-    std::clog << "hookset warning [" << slot << "]: " << message << '\n';
-  }
-};
+// hookset::ClogObserver, which writes warnings to std::clog: <hookset/clog_observer.hpp>.
 
 namespace detail {
 inline std::atomic<Observer*> installed_observer{nullptr};

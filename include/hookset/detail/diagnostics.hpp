@@ -7,7 +7,6 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdlib>
-#include <functional>
 #include <type_traits>
 
 #include <boost/mp11/algorithm.hpp>

@@ -13,7 +13,6 @@
 // Neither is a template: the entries are type-erased (hook_call.hpp), so every slot of every
 // signature shares this code.
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -135,9 +134,9 @@ struct hook_list {
   void arrange(std::vector<hook_entry> base, std::string_view slot, const hook_record* checked) {
     std::vector<hook_entry> ordered = base;
     apply_named_order(ordered, slot, checked);
-    const bool constrained = std::any_of(base.begin(), base.end(), [](const hook_entry& e) {
-      return !e.record->before.empty() || !e.record->after.empty();
-    });
+    bool constrained = false;
+    for (const hook_entry& e : base)
+      constrained = constrained || !e.record->before.empty() || !e.record->after.empty();
     hooks.swap(ordered);
     if (constrained) unconstrained.swap(base);
     else unconstrained.clear();
@@ -149,8 +148,9 @@ struct hook_list {
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
     any_interceptor = !interceptors.empty();
     all_plain = leading_plain == hooks.size() && !any_interceptor;
-    any_time_limit = std::any_of(hooks.begin(), hooks.end(),
-                                 [](const hook_entry& e) { return e.record->timeout.has_value(); });
+    any_time_limit = false;
+    for (const hook_entry& e : hooks)
+      any_time_limit = any_time_limit || e.record->timeout.has_value();
   }
 
   void acquire() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -229,8 +229,14 @@ class hook_list_owner {
 // Where an entry of `priority` goes: after every entry that runs before or with it.
 inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>& entries,
                                                          int priority) {
-  return std::upper_bound(entries.begin(), entries.end(), priority,
-                          [](int p, const hook_entry& entry) { return p < entry.priority(); });
+  // (The first entry of a higher priority; a binary search: entries are sorted by priority.)
+  std::size_t low = 0, high = entries.size();
+  while (low != high) {
+    const std::size_t mid = low + (high - low) / 2;
+    if (priority < entries[mid].priority()) high = mid;
+    else low = mid + 1;
+  }
+  return entries.begin() + static_cast<std::ptrdiff_t>(low);
 }
 
 // The order named before/after constraints ask for, as a permutation of `records` (given in
@@ -242,9 +248,9 @@ inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>
 // slot.
 inline std::vector<std::size_t> named_order(const std::vector<const hook_record*>& records,
                                             std::string_view slot, const hook_record* checked) {
-  const bool constrained = std::any_of(records.begin(), records.end(), [](const hook_record* r) {
-    return !r->before.empty() || !r->after.empty();
-  });
+  bool constrained = false;
+  for (const hook_record* r : records)
+    constrained = constrained || !r->before.empty() || !r->after.empty();
   if (!constrained) return {};
 
   const std::size_t n = records.size();
@@ -404,8 +410,9 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
 }
 
 inline bool holds_id(const std::vector<hook_entry>& entries, HookId id) noexcept {
-  return std::any_of(entries.begin(), entries.end(),
-                     [&](const hook_entry& e) { return e.id() == id; });
+  for (const hook_entry& e : entries)
+    if (e.id() == id) return true;
+  return false;
 }
 
 // Removes the registration `id` (a hook or an interceptor); false when the list does not hold

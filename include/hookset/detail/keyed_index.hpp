@@ -13,25 +13,22 @@
 // an ordinary dispatch over that list; only a key without an exact registration, in a slot with
 // matchers, has its list filtered at dispatch time.
 
-#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/engine.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/move_function.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
@@ -42,8 +39,7 @@ namespace hookset::detail {
 template <class K>
 struct key_lookup {
   using type = const K&;
-  using hash = std::hash<K>;
-  using equal = std::equal_to<K>;
+  using hash = std::hash<K>;  // (std::hash<K> of a key type with one: it comes with K's header)
 };
 // Inline, eight bytes a step (keys are names: short): a dispatch's one hash costs a few
 // multiplications, not a call into the library's byte-wise hash.
@@ -54,8 +50,9 @@ struct string_key_hash {
     const char* at = key.data();
     std::size_t left = key.size();
     for (; left >= 8; at += 8, left -= 8) {
-      std::uint64_t word;
-      std::memcpy(&word, at, 8);
+      std::uint64_t word = 0;  // (little-endian assembly: compilers make it one load there)
+      for (std::size_t i = 0; i != 8; ++i)
+        word |= static_cast<std::uint64_t>(static_cast<unsigned char>(at[i])) << (8 * i);
       hash = (hash ^ word) * 0xbf58476d1ce4e5b9ull;
       hash ^= hash >> 31;
     }
@@ -70,7 +67,6 @@ template <>
 struct key_lookup<std::string> {
   using type = std::string_view;
   using hash = string_key_hash;
-  using equal = std::equal_to<>;
 };
 template <class K>
 using key_lookup_t = typename key_lookup<K>::type;
@@ -108,7 +104,7 @@ struct key_selector {
   key_match how = key_match::exact;
   std::optional<K> key;  // exact
   std::string pattern;   // prefix, glob
-  std::function<bool(key_lookup_t<K>)> predicate;
+  move_function<bool(key_lookup_t<K>)> predicate;
 
   bool matches(key_lookup_t<K> candidate) const {
     switch (how) {
@@ -279,6 +275,73 @@ class keyed_table {
   unsigned shift_ = 61;
 };
 
+// The positions of a slot's exact registrations, grouped by key (in the order keys first
+// appear): a growing open-addressing table, used while an index is built.
+template <class K>
+class key_groups {
+ public:
+  struct group {
+    K key;
+    std::vector<std::size_t> positions;
+  };
+
+  std::vector<std::size_t>& positions_of(const K& key) {
+    const std::size_t hash = typename key_lookup<K>::hash{}(key);
+    if (2 * (groups_.size() + 1) > slots_.size()) grow();
+    std::size_t at = hash & (slots_.size() - 1);
+    for (;; at = (at + 1) & (slots_.size() - 1)) {
+      const std::size_t slot = slots_[at];
+      if (slot == 0) break;
+      if (hashes_[slot - 1] == hash && groups_[slot - 1].key == key)
+        return groups_[slot - 1].positions;
+    }
+    groups_.push_back({key, {}});
+    hashes_.push_back(hash);
+    slots_[at] = groups_.size();
+    return groups_.back().positions;
+  }
+  std::size_t size() const noexcept { return groups_.size(); }
+  const std::vector<group>& groups() const noexcept { return groups_; }
+
+ private:
+  void grow() {
+    std::vector<std::size_t> slots(slots_.empty() ? 16 : 2 * slots_.size(), 0);
+    for (std::size_t i = 0; i != hashes_.size(); ++i) {
+      std::size_t at = hashes_[i] & (slots.size() - 1);
+      while (slots[at] != 0) at = (at + 1) & (slots.size() - 1);
+      slots[at] = i + 1;
+    }
+    slots_.swap(slots);
+  }
+
+  std::vector<group> groups_;
+  std::vector<std::size_t> hashes_;
+  std::vector<std::size_t> slots_;  // 1 + the group's index; 0: free
+};
+
+// Sorts `values` ascending (unique keys: no stability needed), without <algorithm>.
+template <class T>
+void heap_sort(std::vector<T>& values) {
+  const std::size_t n = values.size();
+  auto sift_down = [&](std::size_t root, std::size_t end) {
+    for (;;) {
+      std::size_t child = 2 * root + 1;
+      if (child >= end) return;
+      if (child + 1 < end && values[child] < values[child + 1]) ++child;
+      if (!(values[root] < values[child])) return;
+      using std::swap;
+      swap(values[root], values[child]);
+      root = child;
+    }
+  };
+  for (std::size_t i = n / 2; i-- > 0;) sift_down(i, n);
+  for (std::size_t end = n; end > 1; --end) {
+    using std::swap;
+    swap(values[0], values[end - 1]);
+    sift_down(0, end - 1);
+  }
+}
+
 template <class K>
 struct keyed_index {
   using lookup = key_lookup<K>;
@@ -305,10 +368,14 @@ struct keyed_index {
     if (before) {
       const hook_list* old = before->current();
       auto same = [](const hook_entry& a, const hook_entry& b) { return a.record == b.record; };
+      auto all_same = [&](const std::vector<hook_entry>& a, const std::vector<hook_entry>& b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i != a.size(); ++i)
+          if (!same(a[i], b[i])) return false;
+        return true;
+      };
       if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
-          std::equal(hooks.begin(), hooks.end(), old->hooks.begin(), old->hooks.end(), same) &&
-          std::equal(interceptors.begin(), interceptors.end(), old->interceptors.begin(),
-                     old->interceptors.end(), same))
+          all_same(hooks, old->hooks) && all_same(interceptors, old->interceptors))
         return *before;
     }
     hook_list_owner owner;
@@ -334,15 +401,14 @@ struct keyed_index {
     index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
-    std::unordered_map<K, std::vector<std::size_t>, typename lookup::hash, typename lookup::equal>
-        exact_positions;
+    key_groups<K> exact_positions;
     std::vector<std::size_t> general_positions;
     std::vector<hook_entry> any;
     for (std::size_t i = 0; i != all.hooks.size(); ++i) {
       const hook_entry& entry = all.hooks[i];
       const key_selector<K>* selector = selector_of<K>(entry);
       if (selector && selector->how == key_match::exact) {
-        exact_positions[*selector->key].push_back(i);
+        exact_positions.positions_of(*selector->key).push_back(i);
         continue;
       }
       general_positions.push_back(i);
@@ -354,7 +420,7 @@ struct keyed_index {
     index->any_key = index->owner_of(std::move(any), previous ? &previous->any_key : nullptr);
 
     index->exact.reserve(exact_positions.size());
-    for (const auto& [key, mine] : exact_positions) {
+    for (const auto& [key, mine] : exact_positions.groups()) {
       std::vector<hook_entry> hooks;
       hooks.reserve(mine.size() + general_positions.size());
       auto next_mine = mine.begin();
@@ -407,10 +473,11 @@ struct keyed_index {
   // Whether a dispatch for `key` would run a hook.
   bool runs_hooks_for(key_lookup_t<K> key) const {
     if (const hook_list_owner* mine = find(key)) return mine->count() != 0;
-    return std::any_of(general.begin(), general.end(), [&](const hook_entry& entry) {
+    for (const hook_entry& entry : general) {
       const key_selector<K>* selector = selector_of<K>(entry);
-      return !selector || selector->matches(key);
-    });
+      if (!selector || selector->matches(key)) return true;
+    }
+    return false;
   }
 };
 
@@ -427,7 +494,7 @@ std::vector<K> registered_keys(const hook_list_owner& owner) {
   if (const keyed_index<K>* index = index_of<K>(owner)) {
     keys.reserve(index->exact.entries().size());
     for (const auto& entry : index->exact.entries()) keys.push_back(entry.key);
-    if constexpr (std::totally_ordered<K>) std::sort(keys.begin(), keys.end());
+    if constexpr (std::totally_ordered<K>) heap_sort(keys);
   }
   return keys;
 }
