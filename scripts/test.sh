@@ -13,14 +13,14 @@
 # stage is reproduced by hand with
 #   cmake --preset gcc && cmake --build --preset gcc && ctest --preset gcc
 #
-# Build type: Debug (-O0 -g) for the GCC and Clang trees, because compile time dominates (the
+# Build type: Debug (-O0 -g1: line tables) for the GCC and Clang trees, because compile time dominates (the
 # tests are template/coroutine heavy and quick to run) and -O0 is the fastest to compile and the
 # easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no ABI change).
-# The sanitizer tree uses -O1 -g (asserts kept): the usual ASan setting, and it exercises the
+# The sanitizer tree uses -O1 -g1 (asserts kept): the usual ASan setting, and it exercises the
 # optimised coroutine code paths that -O0 does not. scripts/main.sh builds everything at -O2.
 #
 # The ThreadSanitizer tree builds only the multi-threaded tests (tests/threads/, tests/asio/:
-# TSan cannot find anything in single-threaded code) and runs them, at -O1 -g like the ASan
+# TSan cannot find anything in single-threaded code) and runs them, at -O1 -g1 like the ASan
 # tree. Any TSan report fails the stage (TSan exits 66).
 #
 # Then the libFuzzer target (clang++-16) for HOOKSET_FUZZ_SECONDS, and the core against Boost
@@ -131,7 +131,7 @@ stage() {
 
 # The configurations live in CMakePresets.json (configure, build and test presets of these
 # names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
-# -O1 -g with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
+# -O1 -g1 with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
 # the gcc stage) and with TSan (the multi-threaded tests only), and the sanitizer options.
 stage gcc "$GCC"
 stage clang "$CLANG"
