@@ -4,11 +4,11 @@ a file that includes only <hookset/slot.hpp>, <hookset/hook_set.hpp> or <hookset
 beside the same figures for the standard headers hookset's interface needs anyway (the baseline:
 every file that uses hookset has them). Ratios are header / baseline, measured in one run so the
 machine's noise cancels; seconds are the compiler's CPU time (user + system), the median of
---repetitions runs.
+--repetitions rounds (each round compiles every row once, so a slow spell touches all alike).
 
     python3 benchmarks/compile_cost/include_cost.py                      # g++-12 (or g++)
     python3 benchmarks/compile_cost/include_cost.py --compilers g++-12 clang++-14 --repetitions 5
-    python3 benchmarks/compile_cost/include_cost.py --include /path/to/other/checkout/include
+    python3 benchmarks/compile_cost/include_cost.py --include ../before/include include
 
 The CTest test budget/includes (tests/budget/include_budget.cmake) holds the line counts to a
 recorded budget; this script is its measuring tape. Python 3 standard library only.
@@ -39,16 +39,16 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(compiler: str, include: str, source: str, repetitions: int) -> tuple[int, float]:
-    flags = [compiler, "-std=c++20", f"-I{include}"]
-    pre = subprocess.run(flags + ["-E", source], capture_output=True, text=True, check=True)
-    lines = pre.stdout.count("\n")
-    seconds = []
-    for _ in range(repetitions):
-        before = child_cpu()
-        subprocess.run(flags + ["-fsyntax-only", source], check=True)
-        seconds.append(child_cpu() - before)
-    return lines, statistics.median(seconds)
+def preprocessed_lines(compiler: str, include: str, source: str) -> int:
+    pre = subprocess.run([compiler, "-std=c++20", f"-I{include}", "-E", source],
+                         capture_output=True, text=True, check=True)
+    return pre.stdout.count("\n")
+
+
+def syntax_only_seconds(compiler: str, include: str, source: str) -> float:
+    before = child_cpu()
+    subprocess.run([compiler, "-std=c++20", f"-I{include}", "-fsyntax-only", source], check=True)
+    return child_cpu() - before
 
 
 def version(compiler: str) -> str:
@@ -63,30 +63,45 @@ def version(compiler: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compilers", nargs="+", default=None)
-    parser.add_argument("--include", default=os.path.join(ROOT, "include"),
-                        help="hookset's include directory")
-    parser.add_argument("--repetitions", type=int, default=5)
+    parser.add_argument("--include", nargs="+", default=[os.path.join(ROOT, "include")],
+                        help="hookset's include directory; several: one set of rows each, "
+                             "measured in the same run (e.g. before and after a change)")
+    parser.add_argument("--repetitions", type=int, default=7)
     args = parser.parse_args()
     compilers = args.compilers or [next((c for c in ("g++-12", "g++") if shutil.which(c)), "g++")]
 
-    print("| compiler | file includes | preprocessed lines | vs baseline | -fsyntax-only CPU s"
-          " | vs baseline |")
-    print("|---|---|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory(prefix="hookset-include-cost-") as work:
+        # Every (compiler, include directory, file) is compiled once per round, round after
+        # round, so a slow spell of the machine touches every row alike.
+        rows = []
         for compiler in compilers:
-            rows = [("the standard baseline", [])] + [(f"+ <{h}>", [h]) for h in HEADERS]
-            base_lines = base_seconds = None
-            for label, extra in rows:
-                source = os.path.join(work, f"tu{len(extra)}_{abs(hash(label))}.cpp")
-                with open(source, "w") as out:
-                    for header in BASELINE + extra:
-                        out.write(f"#include <{header}>\n")
-                lines, seconds = measure(compiler, args.include, source, args.repetitions)
-                if base_lines is None:
-                    base_lines, base_seconds = lines, seconds
-                print(f"| {version(compiler)} | {label} | {lines:,} | {lines / base_lines:.2f}x "
-                      f"| {seconds:.2f} | {seconds / base_seconds:.2f}x |")
-                sys.stdout.flush()
+            for include in args.include:
+                for label, extra in [("the standard baseline", [])] + \
+                                    [(f"+ <{h}>", [h]) for h in HEADERS]:
+                    source = os.path.join(work, f"tu{len(rows)}.cpp")
+                    with open(source, "w") as out:
+                        for header in BASELINE + extra:
+                            out.write(f"#include <{header}>\n")
+                    rows.append({"compiler": compiler, "include": include, "label": label,
+                                 "source": source, "seconds": [],
+                                 "lines": preprocessed_lines(compiler, include, source)})
+        for _ in range(args.repetitions):
+            for row in rows:
+                row["seconds"].append(syntax_only_seconds(row["compiler"], row["include"],
+                                                          row["source"]))
+
+    several = len(args.include) > 1
+    print("| compiler |" + (" include directory |" if several else "") +
+          " file includes | preprocessed lines | vs baseline | -fsyntax-only CPU s | vs baseline |")
+    print("|---|" + ("---|" if several else "") + "---|--:|--:|--:|--:|")
+    base = None
+    for row in rows:
+        seconds = statistics.median(row["seconds"])
+        if row["label"] == "the standard baseline":
+            base = (row["lines"], seconds)
+        where = f" {row['include']} |" if several else ""
+        print(f"| {version(row['compiler'])} |{where} {row['label']} | {row['lines']:,} "
+              f"| {row['lines'] / base[0]:.2f}x | {seconds:.2f} | {seconds / base[1]:.2f}x |")
     return 0
 
 
