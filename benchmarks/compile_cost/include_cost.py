@@ -94,11 +94,16 @@ def main() -> int:
     print("| compiler |" + (" include directory |" if several else "") +
           " file includes | preprocessed lines | vs baseline | -fsyntax-only CPU s | vs baseline |")
     print("|---|" + ("---|" if several else "") + "---|--:|--:|--:|--:|")
-    base = None
+    # One baseline per compiler, pooled over every include directory's baseline row (the same
+    # file), so rows of different directories are divided by the same figure.
+    baselines = {}
+    for row in rows:
+        if row["label"] == "the standard baseline":
+            lines, samples = baselines.get(row["compiler"], (row["lines"], []))
+            baselines[row["compiler"]] = (lines, samples + row["seconds"])
     for row in rows:
         seconds = statistics.median(row["seconds"])
-        if row["label"] == "the standard baseline":
-            base = (row["lines"], seconds)
+        base = (baselines[row["compiler"]][0], statistics.median(baselines[row["compiler"]][1]))
         where = f" {row['include']} |" if several else ""
         print(f"| {version(row['compiler'])} |{where} {row['label']} | {row['lines']:,} "
               f"| {row['lines'] / base[0]:.2f}x | {seconds:.2f} | {seconds / base[1]:.2f}x |")
