@@ -132,6 +132,16 @@ struct slot_rules {
                     "once per slot");
     }
   };
+  // (MaxConcurrent<0>'s own static_assert fires only if something instantiates the class, which
+  // naming it among a slot's options never does: checked here, with the slot named.)
+  struct concurrency_positive {
+    static constexpr bool holds = !mp::mp_contains<options, MaxConcurrent<0>>::value;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: MaxConcurrent<N> needs N >= 1: at most N hooks in flight at once "
+                    "(MaxConcurrent<0> would let none start, and the dispatch would never end)");
+    }
+  };
   struct aggregate_or_finalize {
     static constexpr bool holds = !(count<is_aggregate> == 1 && count<is_finalize> == 1);
     static constexpr void report() {
@@ -349,15 +359,16 @@ struct slot_rules {
   // companions go together, which would send its author to one it cannot take either.
   static constexpr bool options_hold =
       all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-               companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-               pipeline_fits, pipeline_pass_through_read_only, keyed_has_key, key_hashable>();
+               companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
+               concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
+               key_hashable>();
 
   static constexpr bool check() {
     if constexpr (!options_hold)
       return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-                         companions_once, aggregate_or_finalize, output_produced, concurrency_fits,
-                         pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
-                         key_hashable>();
+                         companions_once, concurrency_positive, aggregate_or_finalize,
+                         output_produced, concurrency_fits, pipeline_fits,
+                         pipeline_pass_through_read_only, keyed_has_key, key_hashable>();
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
