@@ -1,8 +1,10 @@
 #pragma once
 // What a caller may give one dispatch: a stop token, a deadline, an executor.
 //
-//   auto verdict = co_await hooks.call<CheckToolCall>(call).with({.stop_token = token, .timeout =
-//   2s}); auto model = hookset::sync_wait(hooks.call<ChooseModel>(task).with_timeout(500ms));
+//   auto check = hooks.call<CheckToolCall>(call).with({.stop_token = token, .timeout = 2s});
+//   auto verdict = co_await std::move(check);  // named first: GCC 12 destroys a braced
+//                                              // temporary in a co_await operand twice
+//   auto model = hookset::sync_wait(hooks.call<ChooseModel>(task).with_timeout(500ms));
 //
 // And what a running hook may ask: the stop token of the dispatch that runs it,
 // `co_await hookset::current_stop_token()` inside a hookset::Task (or take a trailing
