@@ -221,14 +221,15 @@ using key_argument_t =
 // The keys with an exact registration and their lists: immutable once built, so an
 // open-addressing table (linear probing, at most half full, each slot's hash kept) over a dense
 // array. A lookup hashes once and compares keys only on equal hashes - a node-based map of
-// string keys would hash the keys of its chain again on a miss.
-template <class K>
+// string keys would hash the keys of its chain again on a miss. (V: what a key maps to - its list,
+// or, while an index is built, the positions of its registrations.)
+template <class K, class V = hook_list_owner>
 class keyed_table {
  public:
   struct entry {
     std::size_t hash;
     K key;
-    hook_list_owner hooks;
+    V value;
   };
   using hasher = typename key_lookup<K>::hash;
 
@@ -242,21 +243,34 @@ class keyed_table {
     shift_ = 64 - bits;
   }
   // Adds a key not in the table yet, within what reserve() made room for.
-  void insert(K key, hook_list_owner hooks) {
+  void insert(K key, V value) {
     const std::size_t hash = hasher{}(key);
     std::size_t at = home(hash);
     while (slots_[at] != 0) at = (at + 1) & mask_;
-    entries_.push_back({hash, std::move(key), std::move(hooks)});
+    entries_.push_back({hash, std::move(key), std::move(value)});
     slots_[at] = entries_.size();
   }
-  const hook_list_owner* find(key_lookup_t<K> key) const {
+  // The value of `key`, added (value-initialised) if it is not in the table yet, within what
+  // reserve() made room for. Keys keep the order they were first added in.
+  V& find_or_insert(const K& key) {
+    const std::size_t hash = hasher{}(key);
+    std::size_t at = home(hash);
+    for (; slots_[at] != 0; at = (at + 1) & mask_) {
+      entry& candidate = entries_[slots_[at] - 1];
+      if (candidate.hash == hash && candidate.key == key) return candidate.value;
+    }
+    entries_.push_back({hash, key, V{}});
+    slots_[at] = entries_.size();
+    return entries_.back().value;
+  }
+  const V* find(key_lookup_t<K> key) const {
     if (entries_.empty()) return nullptr;
     const std::size_t hash = hasher{}(key);
     for (std::size_t at = home(hash);; at = (at + 1) & mask_) {
       const std::size_t slot = slots_[at];
       if (slot == 0) return nullptr;
       const entry& candidate = entries_[slot - 1];
-      if (candidate.hash == hash && candidate.key == key) return &candidate.hooks;
+      if (candidate.hash == hash && candidate.key == key) return &candidate.value;
     }
   }
   const std::vector<entry>& entries() const noexcept { return entries_; }
@@ -273,50 +287,6 @@ class keyed_table {
   std::vector<std::size_t> slots_;  // 1 + the entry's index; 0: free
   std::size_t mask_ = 0;
   unsigned shift_ = 61;
-};
-
-// The positions of a slot's exact registrations, grouped by key (in the order keys first
-// appear): a growing open-addressing table, used while an index is built.
-template <class K>
-class key_groups {
- public:
-  struct group {
-    K key;
-    std::vector<std::size_t> positions;
-  };
-
-  std::vector<std::size_t>& positions_of(const K& key) {
-    const std::size_t hash = typename key_lookup<K>::hash{}(key);
-    if (2 * (groups_.size() + 1) > slots_.size()) grow();
-    std::size_t at = hash & (slots_.size() - 1);
-    for (;; at = (at + 1) & (slots_.size() - 1)) {
-      const std::size_t slot = slots_[at];
-      if (slot == 0) break;
-      if (hashes_[slot - 1] == hash && groups_[slot - 1].key == key)
-        return groups_[slot - 1].positions;
-    }
-    groups_.push_back({key, {}});
-    hashes_.push_back(hash);
-    slots_[at] = groups_.size();
-    return groups_.back().positions;
-  }
-  std::size_t size() const noexcept { return groups_.size(); }
-  const std::vector<group>& groups() const noexcept { return groups_; }
-
- private:
-  void grow() {
-    std::vector<std::size_t> slots(slots_.empty() ? 16 : 2 * slots_.size(), 0);
-    for (std::size_t i = 0; i != hashes_.size(); ++i) {
-      std::size_t at = hashes_[i] & (slots.size() - 1);
-      while (slots[at] != 0) at = (at + 1) & (slots.size() - 1);
-      slots[at] = i + 1;
-    }
-    slots_.swap(slots);
-  }
-
-  std::vector<group> groups_;
-  std::vector<std::size_t> hashes_;
-  std::vector<std::size_t> slots_;  // 1 + the group's index; 0: free
 };
 
 // Sorts `values` ascending (unique keys: no stability needed), without <algorithm>.
@@ -401,14 +371,20 @@ struct keyed_index {
     index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
-    key_groups<K> exact_positions;
+    // (Room for every exact registration: an upper bound on the keys.)
+    keyed_table<K, std::vector<std::size_t>> exact_positions;
+    std::size_t exact_registrations = 0;
+    for (const hook_entry& entry : all.hooks)
+      if (const key_selector<K>* selector = selector_of<K>(entry))
+        exact_registrations += selector->how == key_match::exact;
+    exact_positions.reserve(exact_registrations);
     std::vector<std::size_t> general_positions;
     std::vector<hook_entry> any;
     for (std::size_t i = 0; i != all.hooks.size(); ++i) {
       const hook_entry& entry = all.hooks[i];
       const key_selector<K>* selector = selector_of<K>(entry);
       if (selector && selector->how == key_match::exact) {
-        exact_positions.positions_of(*selector->key).push_back(i);
+        exact_positions.find_or_insert(*selector->key).push_back(i);
         continue;
       }
       general_positions.push_back(i);
@@ -419,8 +395,10 @@ struct keyed_index {
     index->keep_last_if_singleton(any);
     index->any_key = index->owner_of(std::move(any), previous ? &previous->any_key : nullptr);
 
-    index->exact.reserve(exact_positions.size());
-    for (const auto& [key, mine] : exact_positions.groups()) {
+    index->exact.reserve(exact_positions.entries().size());
+    for (const auto& group : exact_positions.entries()) {
+      const K& key = group.key;
+      const std::vector<std::size_t>& mine = group.value;
       std::vector<hook_entry> hooks;
       hooks.reserve(mine.size() + general_positions.size());
       auto next_mine = mine.begin();
