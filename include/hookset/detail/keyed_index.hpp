@@ -15,6 +15,9 @@
 
 #include <concepts>
 #include <cstddef>
+#if !defined(__GNUC__) && !defined(__clang__)
+#include <cstring>  // (std::memcpy; GCC and Clang use their builtin, without the header)
+#endif
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,14 +48,22 @@ struct key_lookup {
 // multiplications, not a call into the library's byte-wise hash.
 struct string_key_hash {
   using is_transparent = void;
+  // One unaligned 8-byte load. (Assembling the word byte by byte cost GCC 12 about 56
+  // instructions per keyed dispatch: it does not merge the loads. The builtin needs no <cstring>.)
+  static void load_word(std::uint64_t& word, const char* at) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_memcpy(&word, at, sizeof word);
+#else
+    std::memcpy(&word, at, sizeof word);
+#endif
+  }
   std::size_t operator()(std::string_view key) const noexcept {
     std::uint64_t hash = 0x9e3779b97f4a7c15ull ^ key.size();
     const char* at = key.data();
     std::size_t left = key.size();
     for (; left >= 8; at += 8, left -= 8) {
-      std::uint64_t word = 0;  // (little-endian assembly: compilers make it one load there)
-      for (std::size_t i = 0; i != 8; ++i)
-        word |= static_cast<std::uint64_t>(static_cast<unsigned char>(at[i])) << (8 * i);
+      std::uint64_t word;
+      load_word(word, at);
       hash = (hash ^ word) * 0xbf58476d1ce4e5b9ull;
       hash ^= hash >> 31;
     }
