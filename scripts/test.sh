@@ -16,15 +16,16 @@
 # Build type: Debug (-O0 -g1: line tables) for the GCC and Clang trees, because compile time dominates (the
 # tests are template/coroutine heavy and quick to run) and -O0 is the fastest to compile and the
 # easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no ABI change).
-# The sanitizer tree uses -O1 -g1 (asserts kept): the usual ASan setting, and it exercises the
-# optimised coroutine code paths that -O0 does not. scripts/main.sh builds everything at -O2.
+# The ASan+UBSan tree is Debug too: ASan and UBSan at -O1 cost GCC 1.65x the compile time of -O0
+# and it is the longest stage; the optimised coroutine code paths run under sanitizers in the
+# fuzz stage (clang++-16, -O1, ASan+UBSan) and under TSan (GCC, -O1). scripts/main.sh builds
+# everything at -O2.
 #
-# The ThreadSanitizer tree builds only the multi-threaded tests (tests/threads/, tests/asio/:
-# TSan cannot find anything in single-threaded code) and runs them, at -O1 -g1 like the ASan
-# tree. Any TSan report fails the stage (TSan exits 66).
-#
-# Then the libFuzzer target (clang++-16) for HOOKSET_FUZZ_SECONDS, and the core against Boost
-# 1.74 (the oldest supported). The soak test (tests/soak) runs scaled down in every tree and
+# Then clang++-16 with libc++, and the core against Boost 1.74 (the oldest supported). Last, two
+# stages side by side, one core each: the ThreadSanitizer tree, which builds only the
+# multi-threaded tests (tests/threads/, tests/asio/, ...: TSan cannot find anything in
+# single-threaded code) and runs them at -O1 -g1 (any TSan report fails the stage: TSan exits
+# 66), and the libFuzzer target (clang++-16) fuzzed for HOOKSET_FUZZ_SECONDS. The soak test (tests/soak) runs scaled down in every tree and
 # under TSan; scripts/soak.sh runs it at full size.
 #
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
@@ -129,6 +130,32 @@ stage() {
   summary+=("[$name] $status: $detail; $counts (configure $(fmt_time $t_configure), build $(fmt_time $t_build), test $(fmt_time $t_test))")
 }
 
+# stage_in_background <stage arguments>: the stage in a background job with one build/test
+# job, its output kept in build/logs/<name>-stage.out; join_background_stage waits for it, then
+# prints that output and takes its summary line (one background stage at a time).
+background_pid="" background_name=""
+stage_in_background() {
+  background_name=$1
+  rm -f "build/logs/$1-stage.summary"
+  (
+    JOBS=1 summary=()
+    stage "$@" >"build/logs/$1-stage.out" 2>&1
+    printf '%s\n' "${summary[@]}" >"build/logs/$1-stage.summary"
+  ) &
+  background_pid=$!
+  echo
+  echo "================ [$1] started in the background (output shown when it ends) ================"
+}
+join_background_stage() {
+  wait "$background_pid"
+  cat "build/logs/$background_name-stage.out"
+  local line=""
+  [ -f "build/logs/$background_name-stage.summary" ] && line=$(cat "build/logs/$background_name-stage.summary")
+  [ -n "$line" ] || line="[$background_name] FAILED: the background stage ended without a summary"
+  summary+=("$line")
+  case "$line" in "[$background_name] ok:"*) ;; *) failed=1 ;; esac
+}
+
 # The configurations live in CMakePresets.json (configure, build and test presets of these
 # names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
 # -O1 -g1 with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
@@ -136,12 +163,6 @@ stage() {
 stage gcc "$GCC"
 stage clang "$CLANG"
 stage gcc-asan "$GCC"
-
-# Coverage-guided fuzzing (tests/fuzz): the model-based target built with clang++-16 and
-# -fsanitize=fuzzer,address,undefined, run for HOOKSET_FUZZ_SECONDS (default 60) from the seed
-# corpus, and every regression input replayed.
-FUZZ_CXX=${HOOKSET_FUZZ_CXX:-$(pick clang++-16)}
-stage fuzz "$FUZZ_CXX"
 
 # LLVM's own standard library: clang++-16 -stdlib=libc++ (Debian's libc++ 16, which has no
 # <stop_token>, so hookset's own stop_token is used), every test and the examples, Debug with
@@ -179,7 +200,15 @@ tsan_cxx=${HOOKSET_TSAN_CXX:-$GCC}
 case "$tsan_cxx" in *clang*) tsan_stage=clang-tsan ;; *) tsan_stage=gcc-tsan ;; esac
 tsan_runner=""
 if setarch "$(uname -m)" -R true >/dev/null 2>&1; then tsan_runner="setarch $(uname -m) -R"; fi
-STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
+
+# Coverage-guided fuzzing (tests/fuzz): the model-based target built with clang++-16 and
+# -fsanitize=fuzzer,address,undefined, run for HOOKSET_FUZZ_SECONDS (default 60) from the seed
+# corpus, and every regression input replayed. It is one translation unit and one fuzzing
+# process, so it keeps one core busy: it runs beside the TSan stage, each with one job.
+FUZZ_CXX=${HOOKSET_FUZZ_CXX:-$(pick clang++-16)}
+stage_in_background fuzz "$FUZZ_CXX"
+JOBS=1 STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
+join_background_stage
 
 echo
 echo "================ summary ================"
