@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <hookset/observer.hpp>
+#include <hookset/stop_token.hpp>
 
 namespace test_support {
 
@@ -128,6 +129,46 @@ class CrossThreadEvent {
  private:
   std::coroutine_handle<> waiter_;
   std::atomic<bool> waiting_{false};
+};
+
+// Suspends the awaiting coroutine until `token` is stopped (not at all if it already was, or
+// cannot be); resumed on the thread that requests the stop. Safe when that thread runs the stop
+// callback while this one is still registering it: whichever of the two comes second resumes
+// (the callback, or await_suspend declining to suspend), and neither touches the waiter after
+// handing over. Awaited as a named object (`until_stopped waiter{token}; co_await waiter;`)
+// through a trivially destructible awaiter (GCC 12 destroys temporary awaiters with non-trivial
+// members twice).
+class until_stopped {
+ public:
+  explicit until_stopped(hookset::stop_token token) : token_(std::move(token)) {}
+
+  auto operator co_await() & noexcept {
+    struct awaiter {
+      until_stopped& self;
+      bool await_ready() const noexcept {
+        return self.token_.stop_requested() || !self.token_.stop_possible();
+      }
+      bool await_suspend(std::coroutine_handle<> waiting) {
+        self.waiting_ = waiting;
+        self.callback_.emplace(self.token_, resume_second{&self});
+        return !self.arrived_.exchange(true, std::memory_order_acq_rel);
+      }
+      void await_resume() const noexcept {}
+    };
+    return awaiter{*this};
+  }
+
+ private:
+  struct resume_second {
+    until_stopped* self;
+    void operator()() const noexcept {
+      if (self->arrived_.exchange(true, std::memory_order_acq_rel)) self->waiting_.resume();
+    }
+  };
+  hookset::stop_token token_;
+  std::coroutine_handle<> waiting_;
+  std::atomic<bool> arrived_{false};
+  std::optional<hookset::stop_callback<resume_second>> callback_;
 };
 
 // An eager, self-destroying coroutine: `detach(awaitable, out)` starts the awaitable at once and

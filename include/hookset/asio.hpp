@@ -42,7 +42,11 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/executor.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -263,8 +267,36 @@ Task<T> run_awaitable(net::awaitable<T, AwaitableExecutor> awaitable) {
   else co_return co_await spawned;
 }
 
+// Keeps `executor`'s execution context from running out of work (its run() returning) while
+// the returned object lives: a tracked copy of a standard executor, a work guard of a legacy one.
+template <class AnyExecutor>
+auto track_work(const AnyExecutor& executor) {
+  if constexpr (net::execution::is_executor<AnyExecutor>::value)
+    return net::prefer(executor, net::execution::outstanding_work.tracked);
+  else
+    return net::make_work_guard(executor);
+}
+
+// The last step of run_operation: destroys the coroutine's frame - the dispatch, its arguments
+// and everything else the operation owned - and then runs `deliver`, which hands the result on.
+// (Asio's rule: an operation releases its state before its handler is invoked.) Awaited as a
+// named variable: the awaiter lives in the frame, so `deliver` is moved out before the frame goes.
+template <class Deliver>
+struct destroy_frame_then {
+  Deliver deliver;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> frame) noexcept {
+    Deliver then = std::move(deliver);
+    frame.destroy();
+    then();  // (noexcept: a post that cannot allocate terminates, as it did inside the frame)
+  }
+  void await_resume() const noexcept {}
+};
+
 // The coroutine an Asio operation runs a dispatch in: owns the dispatch and the handler until
 // the dispatch completes, then hands the result to the handler on its associated executor.
+// It holds work on both executors from the start (a hook may wait on something outside Asio:
+// the io_context's run() must not return before the handler ran).
 struct operation {
   struct promise_type : hookset::detail::pooled_frame, await_context_carrier {
     operation get_return_object() noexcept { return {}; }
@@ -315,6 +347,8 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   std::exception_ptr error;
   std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
   bool completed_inline = false;
+  std::optional<decltype(track_work(io_executor))> io_work;
+  std::optional<decltype(track_work(handler_executor))> handler_work;
   {
     auto&& awaiter = hookset::detail::get_awaiter(std::move(dispatch));
     try {
@@ -329,6 +363,11 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
       error = std::current_exception();
     }
     if (!completed_inline) {
+      // Pending: the io_context must not run out of work until the handler ran (a hook may wait
+      // on something outside Asio). Taken only now: work released before the context's run()
+      // would stop it, so a dispatch that completes at once takes none.
+      io_work.emplace(track_work(io_executor));
+      handler_work.emplace(track_work(handler_executor));
       try {
         if constexpr (std::is_void_v<result>)
           co_await hookset::detail::already_checked_awaiter<
@@ -357,9 +396,19 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
     }
   };
   // Never inside the initiating function (Asio's rule): a dispatch that completed at once is
-  // posted; one that suspended completes on the handler's executor.
-  if (completed_inline) net::post(handler_executor, std::move(complete));
-  else net::dispatch(handler_executor, std::move(complete));
+  // posted; one that suspended completes on the handler's executor. This thread keeps work on
+  // the handler's executor until the post has returned: the handler may run, and the context's
+  // run() return, on another thread meanwhile, and the context must outlive the post (it stops
+  // when the last work goes, under its own lock). The work on the hooks' executor goes with the
+  // frame.
+  auto deliver = [complete = std::move(complete), handler_executor, completed_inline,
+                  held = handler_work ? std::move(*handler_work)
+                                      : track_work(handler_executor)]() mutable {
+    if (completed_inline) net::post(handler_executor, std::move(complete));
+    else net::dispatch(handler_executor, std::move(complete));
+  };
+  destroy_frame_then<decltype(deliver)> finish{std::move(deliver)};
+  co_await finish;
 }
 
 template <class Result>

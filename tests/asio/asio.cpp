@@ -280,3 +280,81 @@ TEST_CASE(
   CHECK(active == 0);
   CHECK_FALSE(late_hook);
 }
+
+namespace {
+// Its argument is a shared_ptr: whether the dispatch still holds it is observable.
+struct Keep : hookset::Slot<void(std::shared_ptr<int>), hookset::Always> {
+  static void default_impl(const std::shared_ptr<int>&) {}
+};
+}  // namespace
+
+TEST_CASE("async_call holds work on the io_context while a hook waits on something outside Asio") {
+  net::io_context io;
+  Set set;
+  test_support::CrossThreadEvent outside;
+  set.add<Score>([&](int x, std::optional<int> last) -> Task<int> {
+    co_await outside;  // resumed on another thread: Asio knows nothing of it
+    co_return x + *last;
+  });
+  std::optional<int> result;
+  hookset::asio::async_call(io.get_executor(), set.call<Score>(4),
+                            [&](std::exception_ptr, int value) { result = value; });
+  std::thread other([&] { outside.fire_when_waited_on(); });
+  io.run();  // returns only after the handler ran
+  other.join();
+  CHECK(result == 8);
+}
+
+TEST_CASE("async_call releases the dispatch and its arguments before the handler runs") {
+  net::io_context io;
+  hookset::HookSet<Keep> set;
+  set.add<Keep>([](std::shared_ptr<int>) -> net::awaitable<void> {
+    net::steady_timer timer(co_await net::this_coro::executor, 1ms);
+    co_await timer.async_wait(net::use_awaitable);  // completes later, on the io_context
+  });
+  auto argument = std::make_shared<int>(1);
+  const std::weak_ptr<int> watch = argument;
+  std::optional<bool> released_before_handler;
+  hookset::asio::async_call(io.get_executor(), set.call<Keep>(std::move(argument)),
+                            [&](std::exception_ptr error) {
+    CHECK_FALSE(error);
+    released_before_handler = watch.expired();
+  });
+  io.run();
+  CHECK(released_before_handler == true);
+
+  // Completed at once (no hook suspends): the handler is posted, and the state is gone by then.
+  hookset::HookSet<Keep> plain;
+  auto second = std::make_shared<int>(2);
+  const std::weak_ptr<int> watch_second = second;
+  std::optional<bool> released_inline;
+  hookset::asio::async_call(io.get_executor(), plain.call<Keep>(std::move(second)),
+                            [&](std::exception_ptr) { released_inline = watch_second.expired(); });
+  io.restart();
+  io.run();
+  CHECK(released_inline == true);
+}
+
+TEST_CASE("a dispatch that finishes on another thread: the io_context is destroyed right after run()") {
+  // The thread the dispatch finishes on posts the handler and must be done with the io_context
+  // before run() can return (TSan checks this in the gcc-tsan stage).
+  Set set;
+  test_support::CrossThreadEvent outside;
+  set.add<Score>([&](int x, std::optional<int> last) -> Task<int> {
+    co_await outside;
+    co_return x + *last;
+  });
+  for (int round = 0; round < 200; ++round) {
+    std::optional<int> result;
+    std::thread other;
+    {
+      net::io_context io;
+      hookset::asio::async_call(io.get_executor(), set.call<Score>(round),
+                                [&](std::exception_ptr, int value) { result = value; });
+      other = std::thread([&] { outside.fire_when_waited_on(); });
+      io.run();
+    }  // ~io_context while `other` may still be unwinding its post
+    other.join();
+    REQUIRE(result == 2 * round);
+  }
+}

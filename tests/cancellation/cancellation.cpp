@@ -21,39 +21,9 @@ using hookset::sync_wait;
 using hookset::Task;
 using test_support::fresh_log;
 using test_support::note;
+using test_support::until_stopped;
 
 namespace {
-
-// Suspends until `token` is triggered; resumes on the thread that triggers it. Awaited as a
-// named object through a trivially destructible awaiter (GCC 12 destroys temporary awaiters
-// with non-trivial members twice).
-class until_stopped {
- public:
-  explicit until_stopped(hookset::stop_token token) : token_(std::move(token)) {}
-
-  auto operator co_await() & noexcept {
-    struct awaiter {
-      until_stopped& self;
-      bool await_ready() const noexcept {
-        return self.token_.stop_requested() || !self.token_.stop_possible();
-      }
-      void await_suspend(std::coroutine_handle<> waiting) {
-        self.callback_ = std::make_unique<hookset::stop_callback<resume_waiter>>(
-            self.token_, resume_waiter{waiting});
-      }
-      void await_resume() const noexcept {}
-    };
-    return awaiter{*this};
-  }
-
- private:
-  struct resume_waiter {
-    std::coroutine_handle<> waiting;
-    void operator()() const noexcept { waiting.resume(); }
-  };
-  hookset::stop_token token_;
-  std::unique_ptr<hookset::stop_callback<resume_waiter>> callback_;
-};
 
 struct Count : hookset::Slot<int(int), hookset::Always> {
   static int default_impl(int x) {
@@ -61,7 +31,6 @@ struct Count : hookset::Slot<int(int), hookset::Always> {
     return x;
   }
 };
-class until_stopped;
 struct Gate : hookset::Slot<int(int), hookset::Fallback> {
   static Task<int> default_impl(int x);
 };

@@ -181,11 +181,11 @@ TEST_CASE(
   set.add<Collect>([&gates](int x) { return gates.wait<int>(2, x); });
   Outcome<std::vector<int>> out;
   detach(set.call<Collect>(1), out);
-  gates.events[0]->fire();  // taken; then the failure is taken and hook 2 is asked to stop
-  CHECK_FALSE(out.done);    // hook 2 still runs: the dispatch waits for it
-  gates.events[2]->fire();
+  CHECK(gates.started == 1);  // the failure came first: hook 2 never starts
+  CHECK_FALSE(out.done);      // hook 0 still runs (asked to stop): the dispatch waits for it
+  gates.events[0]->fire();
   REQUIRE(out.done);
-  CHECK(gates.saw_stop[2]);
+  CHECK(gates.saw_stop[0]);
   CHECK(gates.running == 0);
   CHECK_THROWS_WITH(std::rethrow_exception(out.error), "plugin broke");
 }
@@ -266,4 +266,92 @@ TEST_CASE("eight concurrent hooks each waiting 10 ms take about 10 ms - not 80")
   const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(outputs.size() == 8);
   CHECK(elapsed < 70ms);
+}
+
+namespace {
+// A hook that notes its own stop token, then waits on its gate.
+struct Watched {
+  explicit Watched(std::size_t n) : gates(n), tokens(n) {}
+  Gates gates;
+  std::vector<hookset::stop_token> tokens;
+  Task<int> wait(std::size_t i, int value) {
+    tokens[i] = co_await hookset::current_stop_token();
+    co_return co_await gates.wait<int>(i, value);
+  }
+};
+}  // namespace
+
+TEST_CASE("a failing concurrent hook stops the hooks registered before it at once, not at its turn") {
+  Watched hooks(3);
+  Set set;
+  for (std::size_t i = 0; i < 3; ++i)
+    set.add<Collect>([&hooks, i](int x) { return hooks.wait(i, x); });
+  set.add<Collect>([](int) -> Task<int> { throw std::runtime_error("boom"); });
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(1), out);
+  // The last hook failed at once: the three before it are asked to stop now...
+  CHECK(hooks.tokens[0].stop_requested());
+  CHECK(hooks.tokens[1].stop_requested());
+  CHECK(hooks.tokens[2].stop_requested());
+  // ...and the dispatch ends when they have finished, with that failure.
+  hooks.gates.events[2]->fire();
+  hooks.gates.events[0]->fire();
+  CHECK_FALSE(out.done);
+  hooks.gates.events[1]->fire();
+  REQUIRE(out.done);
+  CHECK_THROWS_WITH(std::rethrow_exception(out.error), "boom");
+}
+
+TEST_CASE("a failing concurrent hook under FailClosed in the middle: every sibling stops at once") {
+  Watched hooks(3);
+  Set set;
+  set.add<Collect>([&hooks](int x) { return hooks.wait(0, x); });
+  set.add<Collect>([&hooks](int x) { return hooks.wait(1, x); });
+  set.add<Collect>([](int) -> Task<int> { throw std::runtime_error("denied"); },
+                   {.name = "policy", .on_failure = hookset::FailClosed});
+  set.add<Collect>([&hooks](int x) { return hooks.wait(2, x); });
+  Outcome<std::vector<int>> out;
+  detach(set.call<Collect>(1), out);
+  // (The hook after the failure never started: a failure stops the starting.)
+  CHECK(hooks.gates.started == 2);
+  CHECK(hooks.tokens[0].stop_requested());
+  CHECK(hooks.tokens[1].stop_requested());
+  hooks.gates.events[1]->fire();
+  hooks.gates.events[0]->fire();
+  REQUIRE(out.done);
+  CHECK_THROWS_AS(std::rethrow_exception(out.error), hookset::HookFailed);
+}
+
+TEST_CASE("a late concurrent hook that fails while an earlier one waits on a timer: ends in ms") {
+  // The shape of the report: four hooks, the last fails at once, the first would wait 2 s on a
+  // stop-aware wait. The dispatch must end as soon as the first has stopped.
+  Set set;
+  for (int i = 0; i < 3; ++i)
+    set.add<Collect>([](int x) -> Task<int> {
+      const hookset::stop_token token = co_await hookset::current_stop_token();
+      test_support::until_stopped waiter{token};
+      co_await waiter;  // (stop-aware; nothing else ends it)
+      co_return x;
+    });
+  set.add<Collect>([](int) -> Task<int> { throw std::runtime_error("boom"); });
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(hookset::sync_wait(set.call<Collect>(1).with_timeout(2s)), "boom");
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+}
+
+TEST_CASE("MaxConcurrent: a deadline ends a dispatch whose next hook waits for a free place") {
+  Set set;
+  std::atomic<int> started{0};
+  for (int i = 0; i < 4; ++i)
+    set.add<Notify>([&started](int) -> Task<void> {
+      ++started;
+      const hookset::stop_token token = co_await hookset::current_stop_token();
+      test_support::until_stopped waiter{token};
+      co_await waiter;
+    });
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(hookset::sync_wait(set.call<Notify>(1).with_timeout(50ms)),
+                  hookset::DispatchTimeout);
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
+  CHECK(started == 2);  // the other two never got a place
 }

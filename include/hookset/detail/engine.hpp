@@ -1416,7 +1416,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // fails) only when every hook it started has finished.
 
   struct concurrent_slot {
-    bool done = false;  // guarded by the state's mutex until taken
+    bool done = false;       // guarded by the state's mutex until taken
+    bool concluded = false;  // its outcome taken (before its turn: a failure, when it happened)
     value_holder<result> value;
     std::exception_ptr error;
     std::chrono::steady_clock::time_point started{};  // for its time limit
@@ -1434,6 +1435,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     std::vector<concurrent_slot> slots;
     std::size_t in_flight = 0;
     std::size_t finished_unseen = 0;
+    std::size_t failures = 0;  // hooks that finished with an exception so far
     std::coroutine_handle<> waiting;
 
     // A runner's hook finished: records it, wakes the driver if it waits.
@@ -1444,6 +1446,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         slots[i].value = std::move(value);
         slots[i].error = std::move(error);
         slots[i].done = true;
+        if (slots[i].error) ++failures;
         --in_flight;
         ++finished_unseen;
         wake = std::exchange(waiting, nullptr);
@@ -1457,6 +1460,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     std::size_t running() {
       std::lock_guard lock(mutex);
       return in_flight;
+    }
+    std::size_t failed() {
+      std::lock_guard lock(mutex);
+      return failures;
     }
     // Waits until some hook finishes (at once if one did since the last wait).
     auto next_finish() noexcept {
@@ -1518,44 +1525,68 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       starting = false;
       for (std::size_t i = take; i < start; ++i) state->slots[i - first].stop.request_stop();
     };
+    // Takes the outcome of hook i (finished) by the usual rules; a failure of the dispatch is
+    // kept in `failure` and stops the hooks still running.
+    auto conclude = [&](std::size_t i) {
+      concurrent_slot& slot = state->slots[i - first];
+      const entry& hook = hooks_[i];
+      slot.concluded = true;
+      try {
+        hook_position_ = i;
+        hook_started_ = slot.event_started;
+        slot.own_limit.cancel();
+        const bool own_limit =
+            hook.record->timeout &&
+            (slot.own_limit.expired() ||
+             std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+        if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
+          if constexpr (!is_void) value_ = std::move(*slot.value);
+          if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
+        }
+      } catch (...) {
+        failure = std::current_exception();
+        stop_running();
+      }
+    };
+    std::size_t failures_seen = 0;
     for (;;) {
       while (starting && start < count_ && state->running() < Kind::concurrency) {
         if (with_context && context_->stop_requested()) {
           starting = false;  // a stopped dispatch starts nothing more (and fails below)
           break;
         }
+        if (state->failed() != failures_seen) break;  // (a hook failed: see to it first)
         start_concurrent(*state, first, start++, parent);
         next_ = start;  // hooks_run: started so far
       }
       while (take < start && state->is_done(take - first)) {
         concurrent_slot& slot = state->slots[take - first];
         const entry& hook = hooks_[take];
-        ++take;
+        const std::size_t i = take++;
+        if (slot.concluded) continue;  // (a failure, taken when it happened)
         if (!starting && (failure || (flags_ & broke))) {
           // A loser: its answer no longer matters.
-          hook_position_ = take - 1;
+          hook_position_ = i;
           hook_started_ = slot.event_started;
           if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
           continue;
         }
-        try {
-          hook_position_ = take - 1;
-          hook_started_ = slot.event_started;
-          slot.own_limit.cancel();
-          const bool own_limit =
-              hook.record->timeout &&
-              (slot.own_limit.expired() ||
-               std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
-          if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
-            if constexpr (!is_void) value_ = std::move(*slot.value);
-            if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
-          }
-        } catch (...) {
-          failure = std::current_exception();
-          stop_running();
+        conclude(i);
+      }
+      // A failure that fails the dispatch (Propagate, FailClosed) is acted on when it happens,
+      // not at its turn: every hook still running, registered before it or after, is asked to
+      // stop at once. (FailOpen failures wait for their turn: they only leave an output out.)
+      if (!failure && state->failed() != failures_seen) {
+        failures_seen = state->failed();
+        for (std::size_t i = take; i < start && !failure; ++i) {
+          const concurrent_slot& slot = state->slots[i - first];
+          if (hooks_[i].on_failure != FailurePolicy::fail_open && state->is_done(i - first) &&
+              slot.error && !slot.concluded)
+            conclude(i);
         }
       }
       if (take == start && (!starting || start == count_)) break;
+      if (starting && start < count_ && state->running() < Kind::concurrency) continue;
       if (flags_ & hook_events) observers_.forget_boundary();  // (waiting is no hook's time)
       co_await state->next_finish();
     }
