@@ -61,8 +61,7 @@ struct EventLog : test_support::RecordingObserver {
 Task<int> wait_for_stop(std::string name, int x) {
   note(name + " waits");
   const hookset::stop_token token = co_await hookset::current_stop_token();
-  ManualEvent stopped;
-  hookset::stop_callback on_stop(token, [&] { stopped.fire(); });
+  test_support::until_stopped stopped{token};  // (the stop may come from the timer thread)
   co_await stopped;
   note(name + " stopped");
   co_return x;
