@@ -790,3 +790,41 @@ TEST_CASE("a synchronous hook may sync_wait a nested dispatch of the same set") 
   REQUIRE(sync_wait(set.call<Outer>(4)) == 7);
   REQUIRE(log == Log{"outer default(4)", "outer hook", "inner(4, last=nullopt)"});
 }
+
+TEST_CASE("awaited from a coroutine type of the user's own: hooks start in the co_await expression") {
+  fresh_log();
+  Set set;
+  ManualEvent gate;
+  std::thread::id first_hook_thread, second_hook_thread, resumed_thread;
+  set.add<SyncDefault>([&](int x, std::optional<int> last) {
+    first_hook_thread = std::this_thread::get_id();
+    note("sync hook");
+    return x + *last;
+  });
+  set.add<SyncDefault>([&](int x, std::optional<int> last) -> hookset::Task<int> {
+    note("coroutine hook waits");
+    co_await gate;
+    second_hook_thread = std::this_thread::get_id();
+    co_return x + *last;
+  });
+  auto body = [&]() -> Started<int> {
+    note("before co_await");
+    const int value = co_await set.call<SyncDefault>(1);
+    resumed_thread = std::this_thread::get_id();
+    note("after co_await");
+    co_return value;
+  };
+  Started<int> running = body();
+  // The first hook ran on this thread, inside the co_await, before the body suspended.
+  CHECK(logged() == Log{"before co_await", "default(1)", "sync hook", "coroutine hook waits"});
+  CHECK(first_hook_thread == std::this_thread::get_id());
+  CHECK_FALSE(running.done());
+  std::thread other([&] { gate.fire_when_waited_on(); });
+  other.join();
+  // The rest ran where the suspended hook was resumed, and so did the awaiting body.
+  REQUIRE(running.done());
+  CHECK(running.result() == 1 + (1 + 1));
+  CHECK(second_hook_thread != std::this_thread::get_id());
+  CHECK(resumed_thread == second_hook_thread);
+  CHECK(logged().back() == "after co_await");
+}

@@ -149,6 +149,37 @@ TEST_CASE("next() may be called once: a second call fails with std::logic_error"
   CHECK(second_failed);
 }
 
+TEST_CASE("an interceptor's before/after name interceptors: a name only a hook has throws") {
+  fresh_log();
+  Set set;
+  set.add<Fold>(fold_hook("audit", 1), {.name = "audit"});
+  CHECK_THROWS_AS(set.intercept<Fold>(logging_interceptor("x"), {.after = {"audit"}}),
+                  hookset::OrderingError);
+  CHECK(hookset::sync_wait(set.call<Fold>(1)) == 11);  // the set unchanged: no interceptor
+  CHECK(test_support::logged() == Log{"default(1)", "audit(1, last=1)"});
+  set.intercept<Fold>(logging_interceptor("y"), {.name = "audit-wrapper"});
+  CHECK_NOTHROW(set.intercept<Fold>(logging_interceptor("z"), {.after = {"audit-wrapper"}}));
+}
+
+TEST_CASE("next() is counted when called: two Tasks made, only the second awaited - it fails") {
+  fresh_log();
+  Set set;
+  std::string second_error;
+  set.intercept<Fold>([&](Next<Fold> next, int x) -> Task<int> {
+    Task<int> first = next(x);  // never awaited: the rest of the dispatch does not run for it
+    Task<int> second = next(x + 1);
+    try {
+      co_return co_await std::move(second);
+    } catch (const std::logic_error& e) {
+      second_error = e.what();
+    }
+    co_return -1;
+  });
+  CHECK(hookset::sync_wait(set.call<Fold>(3)) == -1);
+  CHECK(second_error.find("more than once") != std::string::npos);
+  CHECK(test_support::logged().empty());  // no hook, no default ran
+}
+
 TEST_CASE("an interceptor catches what the hooks throw, and may translate it") {
   fresh_log();
   Set set;

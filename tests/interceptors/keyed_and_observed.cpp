@@ -65,6 +65,25 @@ TEST_CASE("a keyed slot's interceptors run for every key: exact, matched, any-ke
                    "default shell", "exact shell", "around Route", "default http_get"});
 }
 
+TEST_CASE("an interceptor that passes another key to next() runs that key's hooks") {
+  Log& log = fresh_log();
+  Set set;
+  set.add<Route>(hookset::key("fs_read"), noting("exact"));
+  set.add<Route>(hookset::prefix("fs_"), noting("prefix"));
+  set.add<Route>(hookset::key("read"), noting("alias"));  // the alias's own hook: not run
+  // Canonicalises an alias: "read" is "fs_read", "write" is "fs_write".
+  set.intercept<Route>([](Next<Route> next, std::string_view key) {
+    if (key == "read") return hookset::sync_wait(next("fs_read"));
+    if (key == "write") return hookset::sync_wait(next("fs_write"));
+    return hookset::sync_wait(next(key));
+  });
+  hookset::sync_wait(set.call<Route>("read"));   // an exact key's list
+  hookset::sync_wait(set.call<Route>("write"));  // a list filtered for the key
+  hookset::sync_wait(set.call<Route>("shell"));  // unchanged key, no hook
+  CHECK(log == Log{"default fs_read", "exact fs_read", "prefix fs_read", "default fs_write",
+                   "prefix fs_write", "default shell"});
+}
+
 TEST_CASE(
     "a keyed slot without matchers: the any-key list runs the interceptors too, and removing "
     "the interceptor stops it for every key") {

@@ -32,6 +32,11 @@ struct Other : hookset::Slot<void(int), hookset::Always> {
 };
 using Set = hookset::HookSet<Check, Other>;
 
+// Its key declared std::string by value: a dispatch owns its copy.
+struct Owned : hookset::Slot<int(std::string tool), hookset::Singleton, hookset::Keyed> {
+  static int default_impl(const std::string&) { return 0; }
+};
+
 auto giving(int output) {
   return [output](int, const std::string&) { return output; };
 }
@@ -269,4 +274,14 @@ TEST_CASE("keyed: 1000 keys, each with its own hook, beside matchers") {
   CHECK(run(set, "tool4") == 0);
   CHECK(run(set, "tool5") == 5);
   CHECK(run(set, "tool17") == 100017);
+}
+
+TEST_CASE("keyed: a key declared std::string by value is the dispatch's own - awaited later") {
+  hookset::HookSet<Owned> set;
+  set.add<Owned>(hookset::key("fs_read"),
+                 [](const std::string& tool) { return static_cast<int>(tool.size()); });
+  auto later = set.call<Owned>(std::string("fs_") + "read");  // the temporary is gone after this
+  const std::string reuse(7, 'x');  // (takes the freed memory, if anything still read it: ASan)
+  CHECK(hookset::sync_wait(std::move(later)) == 7);
+  CHECK(reuse.size() == 7);
 }

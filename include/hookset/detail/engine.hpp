@@ -561,7 +561,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   HOOKSET_NOINLINE void start_intercepted() {
-    intercept_ = new intercept_state{hook_list_owner(list_), {}, 0};
+    // A keyed slot's rest runs over the slot's whole snapshot and looks its hooks up for the key
+    // the last interceptor passes to next() (an interceptor may canonicalise the key); the
+    // interceptors are the slot's, whatever the key.
+    const hook_list* rest_snapshot = list_;
+    if constexpr (Kind::is_keyed) rest_snapshot = owner_->current();
+    intercept_ = new intercept_state{hook_list_owner(rest_snapshot), {}, 0};
     if (flags_ & observed) intercept_->link.observers = &observers_;
     // The arguments move on: from here on, the dispatch itself never reads them (and a
     // move-only argument could not be copied).
@@ -581,14 +586,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using interceptor_calls = std::pair<interceptor_sync_fn, interceptor_async_fn>;
 
   // next(): the rest of the intercepted dispatch `handle` names, from interceptor handle.index
-  // on, with `args`. Started at most once per index.
+  // on, with `args`. Called at most once per index: the call is counted when next() is called,
+  // not when its Task runs, so a second call fails (when awaited) whichever of the two Tasks is
+  // awaited.
   static Task<output> run_rest(next_handle handle, bound_t<A>... args) {
     dispatch& self = *static_cast<dispatch*>(handle.dispatch);
     intercept_state& state = *self.intercept_;
-    if (handle.index < state.started)
+    const bool again = handle.index < state.started;
+    if (!again) state.started = handle.index + 1;
+    return run_rest_once(handle, again, static_cast<bound_t<A>&&>(args)...);
+  }
+
+ private:
+  static Task<output> run_rest_once(next_handle handle, bool again, bound_t<A>... args) {
+    dispatch& self = *static_cast<dispatch*>(handle.dispatch);
+    intercept_state& state = *self.intercept_;
+    if (again)
       throw std::logic_error("hookset: slot " + std::string(self.slot_->name) +
                              ": an interceptor called next() more than once");
-    state.started = handle.index + 1;
     const std::vector<entry>& interceptors = self.list_->interceptors;
     if (handle.index < interceptors.size()) {
       const entry& interceptor = interceptors[handle.index];
@@ -614,7 +629,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
 
- private:
   // One interceptor's run, reported to observers that want hook events (HookEvent::interceptor).
   Task<output> run_interceptor(const entry& interceptor, std::size_t index, arg_ref_t<A>... args) {
     const next_handle next{this, index + 1};
