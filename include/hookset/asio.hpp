@@ -273,8 +273,7 @@ template <class AnyExecutor>
 auto track_work(const AnyExecutor& executor) {
   if constexpr (net::execution::is_executor<AnyExecutor>::value)
     return net::prefer(executor, net::execution::outstanding_work.tracked);
-  else
-    return net::make_work_guard(executor);
+  else return net::make_work_guard(executor);
 }
 
 // The last step of run_operation: destroys the coroutine's frame - the dispatch, its arguments
@@ -401,9 +400,9 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   // run() return, on another thread meanwhile, and the context must outlive the post (it stops
   // when the last work goes, under its own lock). The work on the hooks' executor goes with the
   // frame.
-  auto deliver = [complete = std::move(complete), handler_executor, completed_inline,
-                  held = handler_work ? std::move(*handler_work)
-                                      : track_work(handler_executor)]() mutable {
+  auto deliver =
+      [complete = std::move(complete), handler_executor, completed_inline,
+       held = handler_work ? std::move(*handler_work) : track_work(handler_executor)]() mutable {
     if (completed_inline) net::post(handler_executor, std::move(complete));
     else net::dispatch(handler_executor, std::move(complete));
   };

@@ -335,7 +335,8 @@ TEST_CASE("async_call releases the dispatch and its arguments before the handler
   CHECK(released_inline == true);
 }
 
-TEST_CASE("a dispatch that finishes on another thread: the io_context is destroyed right after run()") {
+TEST_CASE(
+    "a dispatch that finishes on another thread: the io_context is destroyed right after run()") {
   // The thread the dispatch finishes on posts the handler and must be done with the io_context
   // before run() can return (TSan checks this in the gcc-tsan stage).
   Set set;

@@ -791,7 +791,8 @@ TEST_CASE("a synchronous hook may sync_wait a nested dispatch of the same set") 
   REQUIRE(log == Log{"outer default(4)", "outer hook", "inner(4, last=nullopt)"});
 }
 
-TEST_CASE("awaited from a coroutine type of the user's own: hooks start in the co_await expression") {
+TEST_CASE(
+    "awaited from a coroutine type of the user's own: hooks start in the co_await expression") {
   fresh_log();
   Set set;
   ManualEvent gate;

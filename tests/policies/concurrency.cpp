@@ -281,7 +281,8 @@ struct Watched {
 };
 }  // namespace
 
-TEST_CASE("a failing concurrent hook stops the hooks registered before it at once, not at its turn") {
+TEST_CASE(
+    "a failing concurrent hook stops the hooks registered before it at once, not at its turn") {
   Watched hooks(3);
   Set set;
   for (std::size_t i = 0; i < 3; ++i)
