@@ -356,3 +356,24 @@ TEST_CASE("MaxConcurrent: a deadline ends a dispatch whose next hook waits for a
   CHECK(std::chrono::steady_clock::now() - start < 1s);
   CHECK(started == 2);  // the other two never got a place
 }
+
+TEST_CASE("a first-success chain answered: a hook it stopped may fail, the answer stands") {
+  Gates gates(3);
+  Set set;
+  set.add<Pick>([&gates](int x) { return gates.wait<std::optional<int>>(0, x * 7); });
+  set.add<Pick>([&gates](int) { return gates.wait<std::optional<int>>(1, std::nullopt); });
+  set.add<Pick>([&gates](int) -> Task<std::optional<int>> {
+    co_await gates.wait<int>(2, 0);
+    if (gates.saw_stop[2]) throw std::runtime_error("stopped: no answer");
+    co_return 99;
+  });
+  Outcome<std::optional<int>> out;
+  detach(set.call<Pick>(1), out);
+  gates.events[0]->fire();  // the first hook answers: the others are asked to stop
+  gates.events[2]->fire();  // the third fails because it was stopped, before the second ends
+  CHECK_FALSE(out.done);
+  gates.events[1]->fire();
+  REQUIRE(out.done);
+  CHECK_FALSE(out.error);
+  CHECK(out.value == std::optional<int>(7));
+}

@@ -1589,8 +1589,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
       // A failure that fails the dispatch (Propagate, FailClosed) is acted on when it happens,
       // not at its turn: every hook still running, registered before it or after, is asked to
-      // stop at once. (FailOpen failures wait for their turn: they only leave an output out.)
-      if (!failure && state->failed() != failures_seen) {
+      // stop at once. (FailOpen failures wait for their turn: they only leave an output out.
+      // Once a first-success chain has its answer, the hooks it stopped fail as they may.)
+      if (!failure && !(flags_ & broke) && state->failed() != failures_seen) {
         failures_seen = state->failed();
         for (std::size_t i = take; i < start && !failure; ++i) {
           const concurrent_slot& slot = state->slots[i - first];
