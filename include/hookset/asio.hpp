@@ -294,8 +294,8 @@ struct destroy_frame_then {
 
 // The coroutine an Asio operation runs a dispatch in: owns the dispatch and the handler until
 // the dispatch completes, then hands the result to the handler on its associated executor.
-// It holds work on both executors from the start (a hook may wait on something outside Asio:
-// the io_context's run() must not return before the handler ran).
+// While the dispatch is pending it holds work on both executors (a hook may wait on something
+// outside Asio: the io_context's run() must not return before the handler ran).
 struct operation {
   struct promise_type : hookset::detail::pooled_frame, await_context_carrier {
     operation get_return_object() noexcept { return {}; }
