@@ -35,17 +35,22 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 // Boost.JSON header-only: its implementation, compiled into this program once.
 #include <boost/json/src.hpp>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -235,6 +240,11 @@ class Metrics : public hookset::Observer {
     std::lock_guard lock(mutex_);
     ++aborted_;
   }
+  // An accept that failed (at the descriptor limit, say): each one, the backoff's waits apart.
+  void count_accept_failure() {
+    std::lock_guard lock(mutex_);
+    ++accept_failures_;
+  }
   void count_tool_call(std::string_view tool) {
     std::lock_guard lock(mutex_);
     ++tool_calls_[std::string(tool)];
@@ -274,6 +284,7 @@ class Metrics : public hookset::Observer {
     return {{"http",
              {{"requests", requests_},
               {"aborted", aborted_},
+              {"accept_failures", accept_failures_},
               {"routes", to_object(routes_)},
               {"responses", to_object(statuses_)}}},
             {"slots", std::move(slots)},
@@ -301,6 +312,7 @@ class Metrics : public hookset::Observer {
   mutable std::mutex mutex_;
   std::uint64_t requests_ = 0;
   std::uint64_t aborted_ = 0;
+  std::uint64_t accept_failures_ = 0;
   std::map<std::string, std::uint64_t> routes_;
   std::map<std::string, std::uint64_t> statuses_;
   std::map<std::string, std::uint64_t> tool_calls_;
@@ -431,6 +443,67 @@ void add_audits(ServiceHooks& hooks) {
 
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
+using RequestParser = http::request_parser<http::string_body>;
+
+// How long a connection may take at each stage (command-line options, see main).
+struct Timeouts {
+  // Waiting for the first byte of the next request on a kept-alive connection.
+  std::chrono::milliseconds idle{60s};
+  // From a request's first byte to the end of its header section: a client that trickles its
+  // headers (slowloris) holds a connection no longer than this.
+  std::chrono::milliseconds header{10s};
+  // Reading the body, once the header section is in.
+  std::chrono::milliseconds body{30s};
+};
+constexpr std::uint32_t max_header_bytes = 8 * 1024;
+constexpr auto write_timeout = 30s;
+// How long a connection answered with an error and closed still has its input read and dropped.
+constexpr auto drain_timeout = 2s;
+
+// The date as every response carries it (RFC 9110 §6.6.1), in IMF-fixdate form:
+// "Sun, 06 Nov 1994 08:49:37 GMT" (the program never calls setlocale: %a and %b are English).
+std::string http_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[64];
+  const std::size_t length = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+  return std::string(text, length);
+}
+
+// `text` with each byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD: a
+// request target is any bytes, and a JSON string (an error message echoing it) must be UTF-8.
+std::string valid_utf8(std::string_view text) {
+  std::string valid;
+  valid.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    std::size_t length = lead < 0x80                  ? 1
+                         : lead >= 0xC2 && lead <= 0xDF ? 2
+                         : lead >= 0xE0 && lead <= 0xEF ? 3
+                         : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                        : 0;
+    if (length > 1 && at + length > text.size()) length = 0;
+    if (length > 1) {
+      // The second byte's range rules out overlong forms, surrogates and code points past
+      // U+10FFFF; the others are continuation bytes.
+      const unsigned char low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
+      const unsigned char high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+      for (std::size_t i = 1; i < length; ++i) {
+        const auto byte = static_cast<unsigned char>(text[at + i]);
+        if (byte < (i == 1 ? low : 0x80) || byte > (i == 1 ? high : 0xBF)) length = 0;
+      }
+    }
+    if (length == 0) {
+      valid += "\xEF\xBF\xBD";
+      ++at;
+    } else {
+      valid.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return valid;
+}
 
 Response json_response(http::status status, const json::value& body, unsigned version) {
   Response response{status, version};
@@ -442,6 +515,39 @@ Response json_response(http::status status, const json::value& body, unsigned ve
 }
 json::value error_body(std::string message) { return {{"error", std::move(message)}}; }
 
+// The routes, and the methods each allows (the Allow header of its 405); HEAD wherever GET is.
+struct Route {
+  std::string_view path;
+  std::string_view allow;
+};
+constexpr Route routes[] = {{"/tool", "POST"},
+                            {"/health", "GET, HEAD"},
+                            {"/metrics", "GET, HEAD"},
+                            {"/shutdown", "POST"}};
+const Route* find_route(std::string_view path) {
+  for (const Route& route : routes)
+    if (route.path == path) return &route;
+  return nullptr;
+}
+
+// Why a request's body cannot be delimited safely (RFC 9112 §6.1, §6.3) or the request is not
+// one HTTP/1.1 allows (§3.2: exactly one Host): answered 400 and the connection closed - read
+// on, and a body read as "no body" would run as the next request (request smuggling).
+std::optional<std::string> framing_error(const RequestParser& parser) {
+  const Request& header = parser.get();
+  const bool transfer_encoded = header.count(http::field::transfer_encoding) > 0;
+  if (transfer_encoded && header.count(http::field::content_length) > 0)
+    return "Transfer-Encoding together with Content-Length";
+  if (transfer_encoded && header.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request";
+  if (transfer_encoded && !parser.chunked())
+    return "Transfer-Encoding other than chunked (" +
+           valid_utf8(header[http::field::transfer_encoding]) + ")";
+  const std::size_t hosts = header.count(http::field::host);
+  if (hosts > 1 || (hosts == 0 && header.version() >= 11))
+    return "an HTTP/1.1 request needs exactly one Host header";
+  return std::nullopt;
+}
+
 class Server {
   // A connection and whether its session waits for the next request (touched on its strand only).
   struct Connection {
@@ -449,14 +555,20 @@ class Server {
     beast::tcp_stream stream;
     bool idle = false;
   };
+  // One request as the answer and the metrics see it.
+  struct Exchange {
+    bool head = false;  // a HEAD request: answered without the body
+  };
 
  public:
-  Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics)
+  Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, Timeouts timeouts)
       : io_(io),
         acceptor_(net::make_strand(io)),
+        accept_backoff_(acceptor_.get_executor()),
         signals_(io, SIGINT, SIGTERM),
         hooks_(hooks),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        timeouts_(timeouts) {}
 
   unsigned short listen(unsigned short port) {
     const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
@@ -471,13 +583,14 @@ class Server {
     return acceptor_.local_endpoint().port();
   }
 
-  // Stops accepting and closes every connection; the requests in flight finish first (their
-  // sessions see the stop before reading again), and io_context::run returns once all is done.
+  // Stops accepting and closes every idle connection; a request begun (its first byte read) is
+  // still answered, with "Connection: close", and io_context::run returns once all is done.
   void stop() {
     if (stopping_.exchange(true)) return;
     net::post(acceptor_.get_executor(), [this] {
       boost::system::error_code ignored;
       acceptor_.close(ignored);
+      accept_backoff_.cancel();
     });
     net::post(io_, [this] {
       boost::system::error_code ignored;
@@ -501,83 +614,164 @@ class Server {
 
  private:
   net::awaitable<void> accept_loop() {
+    // At the descriptor limit (EMFILE, ENFILE) the connection stays in the backlog and the next
+    // accept fails at once: retried straight away, the loop would spin. It waits instead, as Go's
+    // net/http does: 5 ms, doubling up to 1 s, back to none after an accept succeeds.
+    std::chrono::milliseconds backoff{0};
     for (;;) {
       auto [error, socket] =
           co_await acceptor_.async_accept(net::make_strand(io_), net::as_tuple(net::use_awaitable));
+      if (stopping_ || error == net::error::operation_aborted) co_return;
       if (error) {
-        if (stopping_ || error == net::error::operation_aborted) co_return;
-        continue;  // e.g. too many open files: keep serving the connections we have
+        metrics_.count_accept_failure();
+        if (backoff == 0ms)
+          std::cerr << "agent_service: accept failed (" << error.message()
+                    << "); retrying with backoff\n";
+        backoff = backoff == 0ms ? 5ms : std::min<std::chrono::milliseconds>(backoff * 2, 1s);
+        accept_backoff_.expires_after(backoff);
+        auto [wait_error] = co_await accept_backoff_.async_wait(net::as_tuple(net::use_awaitable));
+        (void)wait_error;  // cancelled by the stop, seen at the top of the loop
+        continue;
       }
+      backoff = 0ms;
       auto executor = socket.get_executor();
       net::co_spawn(executor, session(std::move(socket)), net::detached);
     }
   }
 
-  // One connection: requests in turn (keep-alive) until the client closes, an error, or stop.
+  // One connection: requests in turn (keep-alive) until the client closes, an error, a timeout
+  // or the stop.
   net::awaitable<void> session(tcp::socket socket) {
     auto connection = std::make_shared<Connection>(std::move(socket));
-    beast::tcp_stream* stream = &connection->stream;
+    beast::tcp_stream& stream = connection->stream;
     const std::uint64_t id = enlist(connection);
     beast::flat_buffer buffer;
-    bool keep_alive = true;
-    while (keep_alive && !stopping_) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(max_body_bytes);
-      stream->expires_after(30s);
-      connection->idle = true;
-      auto [read_error, read_bytes] =
-          co_await http::async_read(*stream, buffer, parser, net::as_tuple(net::use_awaitable));
-      connection->idle = false;
-      if (read_error == http::error::body_limit) {
-        // The headers announced more than we accept (or the chunks went past it): answer, then
-        // read and drop what the client still sends, so it sees the answer, not a reset.
-        metrics_.count_request("too large");
-        co_await answer(*stream,
-                        json_response(http::status::payload_too_large,
-                                      error_body("request body larger than " +
-                                                 std::to_string(max_body_bytes) + " bytes"),
-                                      parser.get().version()),
-                        false);
-        co_await drain(*stream);
-        break;
+    for (bool keep_alive = true; keep_alive && !stopping_;) {
+      // Idle until the next request's first byte, unless it came already (pipelined): the stop
+      // closes an idle connection at once, but answers a request begun.
+      if (buffer.size() == 0) {
+        connection->idle = true;
+        stream.expires_after(timeouts_.idle);
+        auto [error, bytes] = co_await stream.async_read_some(buffer.prepare(4096),
+                                                              net::as_tuple(net::use_awaitable));
+        connection->idle = false;
+        if (error) break;  // closed by the client, idle too long, or the stop
+        buffer.commit(bytes);
       }
-      if (read_error) {
-        if (read_error.category() == http::make_error_code(http::error::bad_method).category() &&
-            read_error != http::error::partial_message &&
-            read_error != http::error::end_of_stream) {
-          metrics_.count_request("malformed HTTP");
-          co_await answer(
-              *stream,
-              json_response(http::status::bad_request,
-                            error_body("malformed HTTP request: " + read_error.message()), 11),
-              false);
-        } else if (parser.got_some() || read_bytes > 0) {
-          metrics_.count_aborted();  // gone (or timed out) halfway through a request
-        }
-        break;
-      }
-      Request request = parser.release();
-      keep_alive = request.keep_alive();
-      bool shutdown = false;
-      Response response = co_await handle(request, shutdown);
-      response.keep_alive(keep_alive && !shutdown);
-      if (!co_await answer(*stream, std::move(response), keep_alive && !shutdown)) break;
-      if (shutdown) {
-        stop();
-        break;
-      }
+      keep_alive = co_await exchange(stream, buffer);
     }
     boost::system::error_code ignored;
-    stream->socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream->socket().close(ignored);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.socket().close(ignored);
     discharge(id);
   }
 
-  net::awaitable<bool> answer(beast::tcp_stream& stream, Response response, bool keep_alive) {
+  // Reads a request (its first bytes are in `buffer`) and answers it; whether the connection
+  // goes on to the next request.
+  net::awaitable<bool> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
+    Exchange exchange;
+    RequestParser parser;
+    parser.header_limit(max_header_bytes);
+    parser.body_limit(max_body_bytes);
+    stream.expires_after(timeouts_.header);
+    auto [header_error, header_bytes] = co_await http::async_read_header(
+        stream, buffer, parser, net::as_tuple(net::use_awaitable));
+    (void)header_bytes;
+    if (header_error) {
+      co_await unreadable(stream, exchange, header_error, 11);
+      co_return false;
+    }
+    const unsigned version = parser.get().version();
+    exchange.head = parser.get().method() == http::verb::head;
+    if (std::optional<std::string> error = framing_error(parser)) {
+      metrics_.count_request("malformed HTTP");
+      co_await refuse(stream, exchange, http::status::bad_request, std::move(*error), version);
+      co_return false;
+    }
+    // Too large by its Content-Length: answered at once, not after reading the body.
+    if (const auto length = parser.content_length(); length && *length > max_body_bytes) {
+      co_await unreadable(stream, exchange, http::error::body_limit, version);
+      co_return false;
+    }
+    if (const std::string_view expect = parser.get()[http::field::expect]; !expect.empty()) {
+      if (!beast::iequals(expect, "100-continue")) {
+        metrics_.count_request("malformed HTTP");
+        co_await refuse(stream, exchange, http::status::expectation_failed,
+                        "unsupported expectation: " + valid_utf8(expect), version);
+        co_return false;
+      }
+      // The client waits for this before it sends the body (RFC 9110 §10.1.1).
+      if (!parser.is_done() && version >= 11) {
+        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.expires_after(write_timeout);
+        auto [error, bytes] = co_await net::async_write(stream, net::buffer(go_on),
+                                                        net::as_tuple(net::use_awaitable));
+        (void)bytes;
+        if (error) co_return false;
+      }
+    }
+    stream.expires_after(timeouts_.body);
+    auto [body_error, body_bytes] =
+        co_await http::async_read(stream, buffer, parser, net::as_tuple(net::use_awaitable));
+    (void)body_bytes;
+    if (body_error) {
+      co_await unreadable(stream, exchange, body_error, version);
+      co_return false;
+    }
+    Request request = parser.release();
+    const bool client_keeps_alive = request.keep_alive();
+    Response response = co_await handle(request);
+    // While the service stops (after this request's POST /shutdown or any other stop), the
+    // answer says "Connection: close": the client must not send another request on it.
+    const bool keep_alive = client_keeps_alive && !stopping_;
+    co_return co_await answer(stream, exchange, std::move(response), keep_alive) && keep_alive;
+  }
+
+  // A request that could not be read: answered when the client sent what it must not, only
+  // counted when it went away or was too slow halfway through.
+  net::awaitable<void> unreadable(beast::tcp_stream& stream, const Exchange& exchange,
+                                  boost::system::error_code error, unsigned version) {
+    if (error == http::error::body_limit) {
+      // The headers announced more than we accept, or the chunks went past it.
+      metrics_.count_request("too large");
+      co_await refuse(stream, exchange, http::status::payload_too_large,
+                      "request body larger than " + std::to_string(max_body_bytes) + " bytes",
+                      version);
+    } else if (error == http::error::header_limit) {
+      metrics_.count_request("too large");
+      co_await refuse(stream, exchange, http::status::request_header_fields_too_large,
+                      "header section larger than " + std::to_string(max_header_bytes) + " bytes",
+                      version);
+    } else if (error.category() == http::make_error_code(http::error::bad_method).category() &&
+               error != http::error::partial_message && error != http::error::end_of_stream) {
+      metrics_.count_request("malformed HTTP");
+      co_await refuse(stream, exchange, http::status::bad_request,
+                      "malformed HTTP request: " + error.message(), 11);
+    } else {
+      metrics_.count_aborted();  // gone (or timed out) halfway through a request
+    }
+  }
+
+  // Answers with an error, then closes: what the client still sends is read and dropped for a
+  // while, so that it sees the answer, not a reset.
+  net::awaitable<void> refuse(beast::tcp_stream& stream, const Exchange& exchange,
+                              http::status status, std::string message, unsigned version) {
+    Response response = json_response(status, error_body(std::move(message)), version);
+    if (co_await answer(stream, exchange, std::move(response), false)) co_await drain(stream);
+  }
+
+  net::awaitable<bool> answer(beast::tcp_stream& stream, const Exchange& exchange,
+                              Response response, bool keep_alive) {
     response.keep_alive(keep_alive);
+    response.set(http::field::date, http_date());
+    if (exchange.head) {
+      // All a GET would send but the body, its Content-Length included (RFC 9110 §9.3.2).
+      response.content_length(response.body().size());
+      response.body().clear();
+    }
     // Counted before it is sent: a client that has its answer finds it counted.
     metrics_.count_response(response.result_int());
-    stream.expires_after(30s);
+    stream.expires_after(write_timeout);
     auto [error, bytes] =
         co_await http::async_write(stream, response, net::as_tuple(net::use_awaitable));
     (void)bytes;
@@ -587,7 +781,7 @@ class Server {
   static net::awaitable<void> drain(beast::tcp_stream& stream) {
     boost::system::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream.expires_after(2s);
+    stream.expires_after(drain_timeout);
     char sink[16 * 1024];
     for (std::size_t drained = 0; drained < 4 * 1024 * 1024;) {
       auto [error, bytes] =
@@ -597,37 +791,43 @@ class Server {
     }
   }
 
-  net::awaitable<Response> handle(const Request& request, bool& shutdown) {
+  net::awaitable<Response> handle(const Request& request) {
     const std::string_view target = request.target();
+    const std::string_view path = target.substr(0, target.find('?'));
     const unsigned version = request.version();
-    const bool get = request.method() == http::verb::get;
+    const bool get = request.method() == http::verb::get || request.method() == http::verb::head;
     const bool post = request.method() == http::verb::post;
-    if (target == "/tool" && post) {
+    if (path == "/tool" && post) {
       metrics_.count_request("POST /tool");
       co_return co_await call_tool(request.body(), version);
     }
-    if (target == "/health" && get) {
+    if (path == "/health" && get) {
       metrics_.count_request("GET /health");
       co_return json_response(http::status::ok,
                               {{"status", "ok"}, {"tools", tool_registry().describe()}}, version);
     }
-    if (target == "/metrics" && get) {
+    if (path == "/metrics" && get) {
       metrics_.count_request("GET /metrics");
       co_return json_response(http::status::ok, metrics_.to_json(), version);
     }
-    if (target == "/shutdown" && post) {
+    if (path == "/shutdown" && post) {
       metrics_.count_request("POST /shutdown");
-      shutdown = true;
+      stop();  // before the answer, which then says "Connection: close"
       co_return json_response(http::status::ok, {{"status", "shutting down"}}, version);
     }
     metrics_.count_request("other");
-    if (target == "/tool" || target == "/health" || target == "/metrics" || target == "/shutdown")
-      co_return json_response(http::status::method_not_allowed,
-                              error_body("method not allowed for " + std::string(target)), version);
+    if (const Route* route = find_route(path)) {
+      Response refused = json_response(
+          http::status::method_not_allowed,
+          error_body(std::string(request.method_string()) + " not allowed for " +
+                     std::string(path) + " (allowed: " + std::string(route->allow) + ")"),
+          version);
+      refused.set(http::field::allow, route->allow);
+      co_return refused;
+    }
     co_return json_response(http::status::not_found,
-                            error_body("no such route: " + std::string(target)), version);
+                            error_body("no such route: " + valid_utf8(target)), version);
   }
-
   net::awaitable<Response> call_tool(const std::string& body, unsigned version) {
     boost::system::error_code parse_error;
     json::value parsed = json::parse(body, parse_error);
@@ -698,9 +898,11 @@ class Server {
 
   net::io_context& io_;
   tcp::acceptor acceptor_;
+  net::steady_timer accept_backoff_;  // on the acceptor's strand
   net::signal_set signals_;
   const ServiceHooks& hooks_;
   Metrics& metrics_;
+  const Timeouts timeouts_;
   std::atomic<bool> stopping_{false};
   std::mutex sessions_mutex_;
   std::uint64_t last_session_ = 0;
@@ -713,7 +915,21 @@ struct Options {
   unsigned short port = 0;
   std::string port_file;
   std::string trace_file;
+  Timeouts timeouts;
+  std::uint64_t max_fds = 0;  // 0: the descriptor limit as inherited
 };
+
+constexpr std::string_view usage =
+    "[--port N] [--port-file F] [--trace F] [--idle-timeout-ms N] [--header-timeout-ms N]\n"
+    "       [--body-timeout-ms N] [--max-fds N]";
+
+// A whole decimal number, or nothing.
+std::optional<std::uint64_t> to_number(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      text.size() > 18)
+    return std::nullopt;
+  return std::stoull(text);
+}
 
 std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
@@ -721,23 +937,40 @@ std::optional<Options> parse_options(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (i + 1 >= argc) return std::nullopt;
     const std::string value = argv[++i];
-    if (arg == "--port") {
-      try {
-        const unsigned long port = std::stoul(value);
-        if (port > 65535) return std::nullopt;
-        options.port = static_cast<unsigned short>(port);
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-    } else if (arg == "--port-file") {
+    if (arg == "--port-file") {
       options.port_file = value;
-    } else if (arg == "--trace") {
+      continue;
+    }
+    if (arg == "--trace") {
       options.trace_file = value;
+      continue;
+    }
+    const std::optional<std::uint64_t> number = to_number(value);
+    if (!number) return std::nullopt;
+    const std::chrono::milliseconds milliseconds{*number};
+    if (arg == "--port" && *number <= 65535) {
+      options.port = static_cast<unsigned short>(*number);
+    } else if (arg == "--idle-timeout-ms" && *number > 0) {
+      options.timeouts.idle = milliseconds;
+    } else if (arg == "--header-timeout-ms" && *number > 0) {
+      options.timeouts.header = milliseconds;
+    } else if (arg == "--body-timeout-ms" && *number > 0) {
+      options.timeouts.body = milliseconds;
+    } else if (arg == "--max-fds" && *number > 0) {
+      options.max_fds = *number;
     } else {
       return std::nullopt;
     }
   }
   return options;
+}
+
+// Lowers the soft descriptor limit (RLIMIT_NOFILE): a way to see the service at its limit.
+bool limit_descriptors(std::uint64_t max_fds) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
+  limit.rlim_cur = std::min<rlim_t>(static_cast<rlim_t>(max_fds), limit.rlim_max);
+  return setrlimit(RLIMIT_NOFILE, &limit) == 0;
 }
 
 // Written whole (a temporary file renamed), so a reader never sees half a port number.
@@ -753,8 +986,13 @@ void write_port_file(const std::string& path, unsigned short port) {
 int main(int argc, char** argv) {
   const std::optional<Options> options = parse_options(argc, argv);
   if (!options) {
-    std::cerr << "usage: " << argv[0] << " [--port N] [--port-file F] [--trace F]\n";
+    std::cerr << "usage: " << argv[0] << ' ' << usage << '\n';
     return 2;
+  }
+  if (options->max_fds && !limit_descriptors(options->max_fds)) {
+    std::cerr << "agent_service: cannot lower the descriptor limit to " << options->max_fds
+              << '\n';
+    return 1;
   }
   // Every dispatch, hook and warning, as a Chrome trace written at shutdown.
   std::optional<hookset::TraceWriter> trace;
@@ -771,7 +1009,7 @@ int main(int argc, char** argv) {
   add_audits(hooks);
 
   net::io_context io;
-  Server server(io, hooks, metrics);
+  Server server(io, hooks, metrics, options->timeouts);
   try {
     const unsigned short port = server.listen(options->port);
     if (!options->port_file.empty()) write_port_file(options->port_file, port);
