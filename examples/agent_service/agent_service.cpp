@@ -3,9 +3,14 @@
 //
 //   POST /tool      {"tool": "fs_read", "args": {"path": "notes.txt"}}  -> the tool's result,
 //                   a refusal with its reason (403), or an error (400, 404, 413, 422)
-//   GET  /health    the service and its tools
-//   GET  /metrics   requests by route and status, and every slot's dispatch count and latency
-//   POST /shutdown  stops the service (as SIGINT and SIGTERM do)
+//   GET  /health    the service ("ok", or "draining" once it stops) and its tools
+//   GET  /ready     200 "ready", or 503 "draining" once it stops
+//   GET  /metrics   requests by route and status, their latency histograms, and every slot's
+//                   dispatch count and latency; Prometheus' text format with ?format=prometheus
+//                   or Accept: text/plain
+//   POST /shutdown  stops the service (as SIGINT and SIGTERM do): idle connections are closed,
+//                   requests begun are answered with "Connection: close"
+// (HEAD wherever GET is.)
 //
 // A call is first checked by CheckTool, a pipeline slot keyed by the tool's name: an audit hook
 // for every key, a hook for the keys matching "fs_*" normalising the path (a rewrite the answer
@@ -15,12 +20,21 @@
 // on the io_context: each with its own time limit, and one of them (an export to a remote log
 // that never answers) cut off after 50 ms and skipped (FailOpen), so the answer still comes.
 // One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
-// --trace, a hookset::TraceWriter records every dispatch, hook and warning. The tools are
+// --trace, hookset::TraceWriters record the last dispatches, hooks and warnings. The tools are
 // simulated: fs_* work on an in-memory workspace, http_get and shell never leave the process.
 //
-// Usage: example_agent_service [--port N] [--port-file F] [--trace F]
+// Usage: example_agent_service [--port N] [--port-file F] [--trace F] [--trace-events N]
+//          [--access-log F] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]
+//          [--max-connections N] [--workspace-bytes N] [--max-fds N]
 //   --port 0 (the default) binds a free port; --port-file receives the bound port once the
-//   service listens; --trace writes a Chrome trace of every dispatch and hook at shutdown.
+//   service listens; --trace writes a Chrome trace of the last dispatches and hooks at shutdown
+//   (the last --trace-events, 20,000 by default, at least half as many); --access-log: a line
+//   per request (with its X-Request-Id) to F, standard output by default ("-").
+//   Timeouts: a connection idle between requests 60 s, a request's header section 10 s from its
+//   first byte, its body 30 s. --max-connections (1,000): beyond them a new connection is
+//   answered 503 and closed. --workspace-bytes (1 MiB): the fs_* workspace's quota (paths and
+//   contents), a write beyond it 507. --max-fds lowers the descriptor limit (to try the service
+//   at it: accept then backs off, 5 ms doubling to 1 s).
 #include <hookset/asio.hpp>
 #include <hookset/hookset.hpp>
 #include <hookset/trace.hpp>
@@ -45,6 +59,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -59,6 +74,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -117,10 +134,21 @@ class ToolRegistry {
   std::map<std::string, Tool, std::less<>> tools_;
 };
 
-// The workspace the fs_* tools see: files in memory, shared by every connection.
+// A write that would take the workspace past its quota: 507, saying by how much.
+struct QuotaExceeded : ToolError {
+  using ToolError::ToolError;
+};
+
+// The workspace the fs_* tools see: files in memory, shared by every connection, and capped: the
+// bytes of every file's path and content together stay within the quota (paths count too, or
+// many empty files with long names would fill the memory instead).
 class Workspace {
  public:
-  Workspace() { files_["/workspace/README.md"] = "Notes for the agent: keep answers short.\n"; }
+  explicit Workspace(std::size_t quota_bytes) : quota_bytes_(quota_bytes) {
+    const std::string readme = "/workspace/README.md";
+    files_[readme] = "Notes for the agent: keep answers short.\n";
+    used_bytes_ = readme.size() + files_[readme].size();
+  }
   std::optional<std::string> read(const std::string& path) const {
     std::lock_guard lock(mutex_);
     auto found = files_.find(path);
@@ -129,12 +157,23 @@ class Workspace {
   }
   void write(const std::string& path, std::string content) {
     std::lock_guard lock(mutex_);
+    auto found = files_.find(path);
+    const std::size_t replaced = found == files_.end() ? 0 : path.size() + found->second.size();
+    const std::size_t after = used_bytes_ - replaced + path.size() + content.size();
+    if (after > quota_bytes_)
+      throw QuotaExceeded("workspace quota exceeded: writing " + std::to_string(content.size()) +
+                          " bytes to " + path + " would bring the workspace to " +
+                          std::to_string(after) + " bytes, over its quota of " +
+                          std::to_string(quota_bytes_) + " bytes");
     files_[path] = std::move(content);
+    used_bytes_ = after;
   }
 
  private:
+  const std::size_t quota_bytes_;
   mutable std::mutex mutex_;
   std::map<std::string, std::string> files_;
+  std::size_t used_bytes_ = 0;
 };
 
 std::string string_arg(const json::object& args, std::string_view name) {
@@ -240,6 +279,22 @@ class Metrics : public hookset::Observer {
     std::lock_guard lock(mutex_);
     ++aborted_;
   }
+  // A connection over the cap, answered 503 and closed.
+  void count_turned_away() {
+    std::lock_guard lock(mutex_);
+    ++turned_away_;
+  }
+  // A request's latency, from its first byte read to its answer written, by route.
+  void record_latency(std::string_view route, clock::duration took) {
+    const auto us = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+    std::lock_guard lock(mutex_);
+    Latency& latency = latencies_[std::string(route)];
+    ++latency.count;
+    latency.total_us += us;
+    for (std::size_t i = 0; i < latency_buckets.size(); ++i)
+      latency.at_most[i] += us <= latency_buckets[i].us ? 1 : 0;
+  }
   // An accept that failed (at the descriptor limit, say): each one, the backoff's waits apart.
   void count_accept_failure() {
     std::lock_guard lock(mutex_);
@@ -285,10 +340,73 @@ class Metrics : public hookset::Observer {
              {{"requests", requests_},
               {"aborted", aborted_},
               {"accept_failures", accept_failures_},
+              {"turned_away", turned_away_},
+              {"latency_ms", latency_json()},
               {"routes", to_object(routes_)},
               {"responses", to_object(statuses_)}}},
             {"slots", std::move(slots)},
             {"tool_calls", to_object(tool_calls_)}};
+  }
+
+  // The same in the Prometheus text format (version 0.0.4).
+  std::string to_prometheus() const {
+    std::lock_guard lock(mutex_);
+    std::string out;
+    const auto family =
+        [&out](std::string_view name, std::string_view type, std::string_view help) {
+      out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+      out.append(name).append(" ").append(type).append("\n");
+    };
+    const auto sample = [&out](std::string_view name, std::string_view labels, auto value) {
+      out.append(name);
+      if (!labels.empty()) out.append("{").append(labels).append("}");
+      out.append(" ").append(number(value)).append("\n");
+    };
+    const auto by = [](std::string_view label, std::string_view value) {
+      return std::string(label) + "=\"" + label_value(value) + "\"";
+    };
+    family("agent_http_requests_total", "counter", "HTTP requests read, by route.");
+    for (const auto& [route, count] : routes_)
+      sample("agent_http_requests_total", by("route", route), count);
+    family("agent_http_responses_total", "counter", "HTTP responses, by status.");
+    for (const auto& [status, count] : statuses_)
+      sample("agent_http_responses_total", by("status", status), count);
+    family("agent_http_aborted_total", "counter", "Requests left unfinished by their client.");
+    sample("agent_http_aborted_total", "", aborted_);
+    family("agent_http_accept_failures_total", "counter", "Failed accepts (descriptor limit).");
+    sample("agent_http_accept_failures_total", "", accept_failures_);
+    family("agent_http_turned_away_total", "counter", "Connections over the cap, answered 503.");
+    sample("agent_http_turned_away_total", "", turned_away_);
+    family("agent_http_request_duration_seconds", "histogram",
+           "From a request's first byte to its answer written, by route.");
+    for (const auto& [route, latency] : latencies_) {
+      for (std::size_t i = 0; i < latency_buckets.size(); ++i)
+        sample("agent_http_request_duration_seconds_bucket",
+               by("route", route) + ",le=\"" + std::string(latency_buckets[i].seconds) + "\"",
+               latency.at_most[i]);
+      sample("agent_http_request_duration_seconds_bucket", by("route", route) + ",le=\"+Inf\"",
+             latency.count);
+      sample("agent_http_request_duration_seconds_sum", by("route", route),
+             static_cast<double>(latency.total_us) / 1e6);
+      sample("agent_http_request_duration_seconds_count", by("route", route), latency.count);
+    }
+    family("agent_slot_dispatches_total", "counter", "Dispatches of each hookset slot.");
+    for (const auto& [slot, stats] : slots_)
+      sample("agent_slot_dispatches_total", by("slot", slot), stats.count);
+    family("agent_slot_errors_total", "counter", "Dispatches that failed, by slot.");
+    for (const auto& [slot, stats] : slots_)
+      sample("agent_slot_errors_total", by("slot", slot), stats.errors);
+    family("agent_slot_dispatch_seconds_total", "counter", "Time spent in dispatches, by slot.");
+    for (const auto& [slot, stats] : slots_)
+      sample("agent_slot_dispatch_seconds_total", by("slot", slot),
+             static_cast<double>(stats.total_us) / 1e6);
+    family("agent_slot_hooks_skipped_total", "counter", "Hooks skipped (fail-open), by slot.");
+    for (const auto& [slot, count] : skipped_)
+      sample("agent_slot_hooks_skipped_total", by("slot", slot), count);
+    family("agent_tool_calls_total", "counter", "Tool calls, by tool.");
+    for (const auto& [tool, count] : tool_calls_)
+      sample("agent_tool_calls_total", by("tool", tool), count);
+    return out;
   }
 
  private:
@@ -298,6 +416,61 @@ class Metrics : public hookset::Observer {
     std::uint64_t total_us = 0;
     std::uint64_t max_us = 0;
   };
+  // Latency buckets (upper bounds), as Prometheus' defaults but for a 1 ms one.
+  struct Bucket {
+    std::uint64_t us;
+    std::string_view ms;
+    std::string_view seconds;
+  };
+  static constexpr std::array<Bucket, 11> latency_buckets = {{{1'000, "1", "0.001"},
+                                                              {5'000, "5", "0.005"},
+                                                              {10'000, "10", "0.01"},
+                                                              {25'000, "25", "0.025"},
+                                                              {50'000, "50", "0.05"},
+                                                              {100'000, "100", "0.1"},
+                                                              {250'000, "250", "0.25"},
+                                                              {500'000, "500", "0.5"},
+                                                              {1'000'000, "1000", "1"},
+                                                              {2'500'000, "2500", "2.5"},
+                                                              {5'000'000, "5000", "5"}}};
+  // Cumulative, as Prometheus has it: at_most[i] counts the requests within latency_buckets[i].
+  struct Latency {
+    std::array<std::uint64_t, latency_buckets.size()> at_most{};
+    std::uint64_t count = 0;
+    std::uint64_t total_us = 0;
+  };
+  json::object latency_json() const {
+    json::object routes;
+    for (const auto& [route, latency] : latencies_) {
+      json::object buckets;
+      for (std::size_t i = 0; i < latency_buckets.size(); ++i)
+        buckets[latency_buckets[i].ms] = latency.at_most[i];
+      buckets["+Inf"] = latency.count;
+      routes[route] = {{"count", latency.count},
+                       {"sum_ms", static_cast<double>(latency.total_us) / 1e3},
+                       {"buckets", std::move(buckets)}};
+    }
+    return routes;
+  }
+  static std::string number(std::uint64_t value) { return std::to_string(value); }
+  static std::string number(double value) {
+    char text[32];
+    const int length = std::snprintf(text, sizeof text, "%.6f", value);
+    return std::string(text, static_cast<std::size_t>(length));
+  }
+  // A label value as the text format escapes it.
+  static std::string label_value(std::string_view text) {
+    std::string escaped;
+    for (const char c : text) {
+      if (c == '\\' || c == '"') escaped += '\\';
+      if (c == '\n') {
+        escaped += "\\n";
+        continue;
+      }
+      escaped += c;
+    }
+    return escaped;
+  }
   static json::object to_object(const std::map<std::string, std::uint64_t>& counts) {
     json::object object;
     for (const auto& [name, count] : counts) object[name] = count;
@@ -313,6 +486,8 @@ class Metrics : public hookset::Observer {
   std::uint64_t requests_ = 0;
   std::uint64_t aborted_ = 0;
   std::uint64_t accept_failures_ = 0;
+  std::uint64_t turned_away_ = 0;
+  std::map<std::string, Latency> latencies_;
   std::map<std::string, std::uint64_t> routes_;
   std::map<std::string, std::uint64_t> statuses_;
   std::map<std::string, std::uint64_t> tool_calls_;
@@ -438,6 +613,106 @@ void add_audits(ServiceHooks& hooks) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The trace, bounded. A hookset::TraceWriter keeps every event until it is written: over a long
+// run that grows without end. This observer hands the events to a writer and replaces it with a
+// fresh one every max_events / 2 events, dropping the one before: the file then holds the last
+// events, at least half the limit (once there were as many) and at most the limit.
+// ---------------------------------------------------------------------------------------------
+
+class BoundedTrace : public hookset::Observer {
+ public:
+  BoundedTrace(std::string path, std::size_t max_events)
+      : path_(std::move(path)),
+        per_writer_(std::max<std::size_t>(max_events / 2, 1)),
+        current_(std::make_unique<Generation>()) {}
+
+  void on_warning(std::string_view slot, std::string_view message) override {
+    record([&](hookset::TraceWriter& writer) { writer.on_warning(slot, message); });
+  }
+  void on_dispatch_begin(std::string_view slot, std::uint64_t dispatch_id) override {
+    record([&](hookset::TraceWriter& writer) { writer.on_dispatch_begin(slot, dispatch_id); });
+  }
+  void on_dispatch_end(std::string_view slot, std::uint64_t dispatch_id, std::size_t hooks_run,
+                       std::exception_ptr error) override {
+    record([&](hookset::TraceWriter& writer) {
+      writer.on_dispatch_end(slot, dispatch_id, hooks_run, error);
+    });
+  }
+  bool wants_hook_events() const noexcept override { return true; }
+  void on_hook_begin(const hookset::HookEvent& event) override {
+    record([&](hookset::TraceWriter& writer) { writer.on_hook_begin(event); });
+  }
+  void on_hook_end(const hookset::HookEvent& event) override {
+    record([&](hookset::TraceWriter& writer) { writer.on_hook_end(event); });
+  }
+
+  std::size_t event_count() const {
+    std::shared_lock lock(mutex_);
+    return (previous_ ? previous_->writer.event_count() : 0) + current_->writer.event_count();
+  }
+
+  // Writes the events kept, oldest first, as one Chrome trace.
+  void write() {
+    std::unique_lock lock(mutex_);
+    const clock::time_point origin = (previous_ ? previous_ : current_)->origin;
+    json::array events;
+    for (Generation* generation : {previous_.get(), current_.get()}) {
+      if (!generation) continue;
+      generation->out.str("");
+      generation->writer.flush();
+      json::value written = json::parse(generation->out.str());
+      // Each writer times its events from its own start: shifted onto the oldest one's. (Its
+      // "tid" numbers, too, are its own: the threads in the order that writer saw them.)
+      const double shift_us =
+          std::chrono::duration<double, std::micro>(generation->origin - origin).count();
+      for (json::value& event : written.at("traceEvents").as_array()) {
+        json::value& ts = event.as_object()["ts"];
+        ts = ts.to_number<double>() + shift_us;
+        events.push_back(std::move(event));
+      }
+    }
+    json::object trace{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+    std::ofstream file(path_, std::ios::trunc);
+    file << json::serialize(trace) << '\n';
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  struct Generation {
+    clock::time_point origin = clock::now();  // (the writer's own origin, within microseconds)
+    std::ostringstream out;                   // what the writer writes, when asked
+    hookset::TraceWriter writer{out};
+  };
+
+  template <typename Forward>
+  void record(Forward forward) {
+    {
+      std::shared_lock lock(mutex_);
+      forward(current_->writer);
+    }
+    if (recorded_.fetch_add(1, std::memory_order_relaxed) + 1 >= per_writer_) replace_writer();
+  }
+  void replace_writer() {
+    std::unique_ptr<Generation> dropped;
+    {
+      std::unique_lock lock(mutex_);
+      if (recorded_.load(std::memory_order_relaxed) < per_writer_) return;  // done by another
+      dropped = std::move(previous_);
+      previous_ = std::move(current_);
+      current_ = std::make_unique<Generation>();
+      recorded_.store(0, std::memory_order_relaxed);
+    }
+  }  // `dropped` goes here, outside the lock
+
+  const std::string path_;
+  const std::size_t per_writer_;
+  mutable std::shared_mutex mutex_;  // shared to record, exclusive to replace the writer
+  std::unique_ptr<Generation> previous_;
+  std::unique_ptr<Generation> current_;
+  std::atomic<std::size_t> recorded_{0};  // by current_
+};
+
+// ---------------------------------------------------------------------------------------------
 // HTTP.
 // ---------------------------------------------------------------------------------------------
 
@@ -478,7 +753,7 @@ std::string valid_utf8(std::string_view text) {
   valid.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
     const auto lead = static_cast<unsigned char>(text[at]);
-    std::size_t length = lead < 0x80                  ? 1
+    std::size_t length = lead < 0x80                    ? 1
                          : lead >= 0xC2 && lead <= 0xDF ? 2
                          : lead >= 0xE0 && lead <= 0xEF ? 3
                          : lead >= 0xF0 && lead <= 0xF4 ? 4
@@ -522,6 +797,7 @@ struct Route {
 };
 constexpr Route routes[] = {{"/tool", "POST"},
                             {"/health", "GET, HEAD"},
+                            {"/ready", "GET, HEAD"},
                             {"/metrics", "GET, HEAD"},
                             {"/shutdown", "POST"}};
 const Route* find_route(std::string_view path) {
@@ -548,6 +824,64 @@ std::optional<std::string> framing_error(const RequestParser& parser) {
   return std::nullopt;
 }
 
+// One request and its answer, as the access log, the metrics and the answer see it.
+struct Exchange {
+  std::string id;    // the answer's X-Request-Id
+  std::string peer;  // the client's address and port
+  std::string method = "-";
+  std::string target = "-";
+  unsigned version = 11;
+  std::string route = "unread";  // the request's label in the metrics
+  bool head = false;             // a HEAD request: answered without the body
+  Metrics::clock::time_point start = Metrics::clock::now();
+};
+
+// A line per answered request: time, request id, client, request line, status, body bytes,
+// latency. Bytes of the target outside printable ASCII are written \xHH: a line is one request.
+class AccessLog {
+ public:
+  // "-": standard output.
+  explicit AccessLog(const std::string& path) {
+    if (path == "-") return;
+    file_.open(path, std::ios::trunc);
+    out_ = &file_;
+  }
+  bool good() const { return out_ == &std::cout || file_.good(); }
+  void write(const Exchange& exchange, unsigned status, std::size_t body_bytes,
+             Metrics::clock::duration took) {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char time[32];
+    const std::size_t time_length = std::strftime(time, sizeof time, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    std::string line(time, time_length);
+    line.append(" ").append(exchange.id).append(" ").append(exchange.peer).append(" \"");
+    line.append(exchange.method).append(" ");
+    for (const char c : exchange.target) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte >= 0x7f || c == '"' || c == '\\') {
+        constexpr std::string_view hex = "0123456789abcdef";
+        line.append("\\x").append(1, hex[byte >> 4]).append(1, hex[byte & 0xf]);
+      } else {
+        line += c;
+      }
+    }
+    char tail[96];
+    const int tail_length =
+        std::snprintf(tail, sizeof tail, " HTTP/%u.%u\" %u %zu %.3fms\n", exchange.version / 10,
+                      exchange.version % 10, status, body_bytes,
+                      std::chrono::duration<double, std::milli>(took).count());
+    line.append(tail, static_cast<std::size_t>(std::max(tail_length, 0)));
+    std::lock_guard lock(mutex_);
+    *out_ << line << std::flush;
+  }
+
+ private:
+  std::ofstream file_;
+  std::ostream* out_ = &std::cout;
+  std::mutex mutex_;
+};
+
 class Server {
   // A connection and whether its session waits for the next request (touched on its strand only).
   struct Connection {
@@ -555,20 +889,19 @@ class Server {
     beast::tcp_stream stream;
     bool idle = false;
   };
-  // One request as the answer and the metrics see it.
-  struct Exchange {
-    bool head = false;  // a HEAD request: answered without the body
-  };
 
  public:
-  Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, Timeouts timeouts)
+  Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, AccessLog& access_log,
+         Timeouts timeouts, std::size_t max_connections)
       : io_(io),
         acceptor_(net::make_strand(io)),
         accept_backoff_(acceptor_.get_executor()),
         signals_(io, SIGINT, SIGTERM),
         hooks_(hooks),
         metrics_(metrics),
-        timeouts_(timeouts) {}
+        access_log_(access_log),
+        timeouts_(timeouts),
+        max_connections_(max_connections) {}
 
   unsigned short listen(unsigned short port) {
     const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
@@ -635,8 +968,44 @@ class Server {
       }
       backoff = 0ms;
       auto executor = socket.get_executor();
+      if (open_connections_ >= max_connections_) {
+        net::co_spawn(executor, turn_away(std::move(socket)), net::detached);
+        continue;
+      }
+      ++open_connections_;
       net::co_spawn(executor, session(std::move(socket)), net::detached);
     }
+  }
+
+  // A connection over the cap: told so (503, before its request is read) and closed, rather than
+  // served beyond what the service was sized for. Not counted in the cap: it ends within the
+  // drain's time limit.
+  net::awaitable<void> turn_away(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    Exchange exchange = new_exchange(stream);
+    exchange.route = "over capacity";
+    metrics_.count_turned_away();
+    Response response =
+        json_response(http::status::service_unavailable,
+                      error_body("too many connections (at most " +
+                                 std::to_string(max_connections_) + "): try again later"),
+                      11);
+    response.set(http::field::retry_after, "1");
+    if (co_await answer(stream, exchange, std::move(response), false)) co_await drain(stream);
+  }
+
+  Exchange new_exchange(beast::tcp_stream& stream) {
+    Exchange exchange;
+    exchange.id = request_id_prefix_ + std::to_string(++last_request_);
+    boost::system::error_code error;
+    const tcp::endpoint peer = stream.socket().remote_endpoint(error);
+    exchange.peer = error ? "-" : peer.address().to_string() + ":" + std::to_string(peer.port());
+    return exchange;
+  }
+  // The request's label in the metrics (its route, or what was wrong with it).
+  void count_request(Exchange& exchange, std::string_view route) {
+    exchange.route = route;
+    metrics_.count_request(route);
   }
 
   // One connection: requests in turn (keep-alive) until the client closes, an error, a timeout
@@ -660,31 +1029,36 @@ class Server {
       }
       keep_alive = co_await exchange(stream, buffer);
     }
+    // Out of the cap before the client sees the connection closed: it may connect again at once.
+    discharge(id);
+    --open_connections_;
     boost::system::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream.socket().close(ignored);
-    discharge(id);
   }
 
   // Reads a request (its first bytes are in `buffer`) and answers it; whether the connection
   // goes on to the next request.
   net::awaitable<bool> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
-    Exchange exchange;
+    Exchange exchange = new_exchange(stream);
     RequestParser parser;
     parser.header_limit(max_header_bytes);
     parser.body_limit(max_body_bytes);
     stream.expires_after(timeouts_.header);
-    auto [header_error, header_bytes] = co_await http::async_read_header(
-        stream, buffer, parser, net::as_tuple(net::use_awaitable));
+    auto [header_error, header_bytes] =
+        co_await http::async_read_header(stream, buffer, parser, net::as_tuple(net::use_awaitable));
     (void)header_bytes;
     if (header_error) {
       co_await unreadable(stream, exchange, header_error, 11);
       co_return false;
     }
     const unsigned version = parser.get().version();
+    exchange.version = version;
+    exchange.method = parser.get().method_string();
+    exchange.target = parser.get().target();
     exchange.head = parser.get().method() == http::verb::head;
     if (std::optional<std::string> error = framing_error(parser)) {
-      metrics_.count_request("malformed HTTP");
+      count_request(exchange, "malformed HTTP");
       co_await refuse(stream, exchange, http::status::bad_request, std::move(*error), version);
       co_return false;
     }
@@ -695,7 +1069,7 @@ class Server {
     }
     if (const std::string_view expect = parser.get()[http::field::expect]; !expect.empty()) {
       if (!beast::iequals(expect, "100-continue")) {
-        metrics_.count_request("malformed HTTP");
+        count_request(exchange, "malformed HTTP");
         co_await refuse(stream, exchange, http::status::expectation_failed,
                         "unsupported expectation: " + valid_utf8(expect), version);
         co_return false;
@@ -720,7 +1094,7 @@ class Server {
     }
     Request request = parser.release();
     const bool client_keeps_alive = request.keep_alive();
-    Response response = co_await handle(request);
+    Response response = co_await handle(request, exchange);
     // While the service stops (after this request's POST /shutdown or any other stop), the
     // answer says "Connection: close": the client must not send another request on it.
     const bool keep_alive = client_keeps_alive && !stopping_;
@@ -729,22 +1103,22 @@ class Server {
 
   // A request that could not be read: answered when the client sent what it must not, only
   // counted when it went away or was too slow halfway through.
-  net::awaitable<void> unreadable(beast::tcp_stream& stream, const Exchange& exchange,
+  net::awaitable<void> unreadable(beast::tcp_stream& stream, Exchange& exchange,
                                   boost::system::error_code error, unsigned version) {
     if (error == http::error::body_limit) {
       // The headers announced more than we accept, or the chunks went past it.
-      metrics_.count_request("too large");
+      count_request(exchange, "too large");
       co_await refuse(stream, exchange, http::status::payload_too_large,
                       "request body larger than " + std::to_string(max_body_bytes) + " bytes",
                       version);
     } else if (error == http::error::header_limit) {
-      metrics_.count_request("too large");
+      count_request(exchange, "too large");
       co_await refuse(stream, exchange, http::status::request_header_fields_too_large,
                       "header section larger than " + std::to_string(max_header_bytes) + " bytes",
                       version);
     } else if (error.category() == http::make_error_code(http::error::bad_method).category() &&
                error != http::error::partial_message && error != http::error::end_of_stream) {
-      metrics_.count_request("malformed HTTP");
+      count_request(exchange, "malformed HTTP");
       co_await refuse(stream, exchange, http::status::bad_request,
                       "malformed HTTP request: " + error.message(), 11);
     } else {
@@ -769,12 +1143,18 @@ class Server {
       response.content_length(response.body().size());
       response.body().clear();
     }
+    response.set("X-Request-Id", exchange.id);
+    const unsigned status = response.result_int();
+    const std::size_t body_bytes = response.body().size();
     // Counted before it is sent: a client that has its answer finds it counted.
-    metrics_.count_response(response.result_int());
+    metrics_.count_response(status);
     stream.expires_after(write_timeout);
     auto [error, bytes] =
         co_await http::async_write(stream, response, net::as_tuple(net::use_awaitable));
     (void)bytes;
+    const auto took = Metrics::clock::now() - exchange.start;
+    metrics_.record_latency(exchange.route, took);
+    access_log_.write(exchange, status, body_bytes, took);
     co_return !error;
   }
 
@@ -791,31 +1171,54 @@ class Server {
     }
   }
 
-  net::awaitable<Response> handle(const Request& request) {
+  net::awaitable<Response> handle(const Request& request, Exchange& exchange) {
     const std::string_view target = request.target();
     const std::string_view path = target.substr(0, target.find('?'));
     const unsigned version = request.version();
     const bool get = request.method() == http::verb::get || request.method() == http::verb::head;
     const bool post = request.method() == http::verb::post;
     if (path == "/tool" && post) {
-      metrics_.count_request("POST /tool");
+      count_request(exchange, "POST /tool");
       co_return co_await call_tool(request.body(), version);
     }
+    // Liveness: up, and whether it is draining.
     if (path == "/health" && get) {
-      metrics_.count_request("GET /health");
-      co_return json_response(http::status::ok,
-                              {{"status", "ok"}, {"tools", tool_registry().describe()}}, version);
+      count_request(exchange, "GET /health");
+      co_return json_response(
+          http::status::ok,
+          {{"status", stopping_ ? "draining" : "ok"}, {"tools", tool_registry().describe()}},
+          version);
+    }
+    // Readiness: 503 once the service stops, so a load balancer sends no more.
+    if (path == "/ready" && get) {
+      count_request(exchange, "GET /ready");
+      if (stopping_)
+        co_return json_response(http::status::service_unavailable, {{"status", "draining"}},
+                                version);
+      co_return json_response(http::status::ok, {{"status", "ready"}}, version);
     }
     if (path == "/metrics" && get) {
-      metrics_.count_request("GET /metrics");
+      count_request(exchange, "GET /metrics");
+      const std::string_view query = path.size() < target.size() ? target.substr(path.size()) : "";
+      const std::string_view accept = request[http::field::accept];
+      // Prometheus asks with "Accept: text/plain;version=0.0.4" (or OpenMetrics first).
+      if (query.find("format=prometheus") != std::string_view::npos ||
+          accept.find("text/plain") != std::string_view::npos ||
+          accept.find("application/openmetrics-text") != std::string_view::npos) {
+        Response response{http::status::ok, version};
+        response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+        response.body() = metrics_.to_prometheus();
+        response.prepare_payload();
+        co_return response;
+      }
       co_return json_response(http::status::ok, metrics_.to_json(), version);
     }
     if (path == "/shutdown" && post) {
-      metrics_.count_request("POST /shutdown");
+      count_request(exchange, "POST /shutdown");
       stop();  // before the answer, which then says "Connection: close"
       co_return json_response(http::status::ok, {{"status", "shutting down"}}, version);
     }
-    metrics_.count_request("other");
+    count_request(exchange, "other");
     if (const Route* route = find_route(path)) {
       Response refused = json_response(
           http::status::method_not_allowed,
@@ -867,6 +1270,10 @@ class Server {
       } else {
         answer["result"] = outcome.output();
       }
+    } catch (const QuotaExceeded& error) {
+      status = http::status::insufficient_storage;
+      verdict = "failed";
+      answer["error"] = error.what();
     } catch (const ToolError& error) {
       status = http::status::unprocessable_entity;
       verdict = "failed";
@@ -902,7 +1309,20 @@ class Server {
   net::signal_set signals_;
   const ServiceHooks& hooks_;
   Metrics& metrics_;
+  AccessLog& access_log_;
   const Timeouts timeouts_;
+  const std::size_t max_connections_;
+  std::atomic<std::size_t> open_connections_{0};
+  // Request ids: the start time (hex seconds), so that they differ from one run to the next,
+  // and a count.
+  const std::string request_id_prefix_ = [] {
+    char prefix[24];
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    std::snprintf(prefix, sizeof prefix, "%llx-", static_cast<unsigned long long>(seconds.count()));
+    return std::string(prefix);
+  }();
+  std::atomic<std::uint64_t> last_request_{0};
   std::atomic<bool> stopping_{false};
   std::mutex sessions_mutex_;
   std::uint64_t last_session_ = 0;
@@ -915,18 +1335,22 @@ struct Options {
   unsigned short port = 0;
   std::string port_file;
   std::string trace_file;
+  std::size_t trace_events = 20'000;  // the trace keeps the last ones (see BoundedTrace)
+  std::string access_log = "-";
   Timeouts timeouts;
+  std::size_t max_connections = 1'000;
+  std::size_t workspace_bytes = 1024 * 1024;
   std::uint64_t max_fds = 0;  // 0: the descriptor limit as inherited
 };
 
 constexpr std::string_view usage =
-    "[--port N] [--port-file F] [--trace F] [--idle-timeout-ms N] [--header-timeout-ms N]\n"
-    "       [--body-timeout-ms N] [--max-fds N]";
+    "[--port N] [--port-file F] [--trace F] [--trace-events N] [--access-log F]\n"
+    "       [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]\n"
+    "       [--max-connections N] [--workspace-bytes N] [--max-fds N]";
 
 // A whole decimal number, or nothing.
 std::optional<std::uint64_t> to_number(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-      text.size() > 18)
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18)
     return std::nullopt;
   return std::stoull(text);
 }
@@ -945,6 +1369,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
       options.trace_file = value;
       continue;
     }
+    if (arg == "--access-log") {
+      options.access_log = value;
+      continue;
+    }
     const std::optional<std::uint64_t> number = to_number(value);
     if (!number) return std::nullopt;
     const std::chrono::milliseconds milliseconds{*number};
@@ -956,6 +1384,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       options.timeouts.header = milliseconds;
     } else if (arg == "--body-timeout-ms" && *number > 0) {
       options.timeouts.body = milliseconds;
+    } else if (arg == "--trace-events" && *number > 0) {
+      options.trace_events = *number;
+    } else if (arg == "--max-connections" && *number > 0) {
+      options.max_connections = *number;
+    } else if (arg == "--workspace-bytes") {
+      options.workspace_bytes = *number;
     } else if (arg == "--max-fds" && *number > 0) {
       options.max_fds = *number;
     } else {
@@ -990,16 +1424,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options->max_fds && !limit_descriptors(options->max_fds)) {
-    std::cerr << "agent_service: cannot lower the descriptor limit to " << options->max_fds
-              << '\n';
+    std::cerr << "agent_service: cannot lower the descriptor limit to " << options->max_fds << '\n';
     return 1;
   }
-  // Every dispatch, hook and warning, as a Chrome trace written at shutdown.
-  std::optional<hookset::TraceWriter> trace;
-  if (!options->trace_file.empty()) trace.emplace(options->trace_file);
+  // The last dispatches, hooks and warnings, as a Chrome trace written at shutdown.
+  std::optional<BoundedTrace> trace;
+  if (!options->trace_file.empty()) trace.emplace(options->trace_file, options->trace_events);
   hookset::ScopedObserver tracing(trace ? &*trace : nullptr);
+  AccessLog access_log(options->access_log);
+  if (!access_log.good()) {
+    std::cerr << "agent_service: cannot write the access log " << options->access_log << '\n';
+    return 1;
+  }
 
-  Workspace workspace;
+  Workspace workspace(options->workspace_bytes);
   discover_tools(workspace);
   Metrics metrics;
   ServiceHooks hooks;
@@ -1009,7 +1447,7 @@ int main(int argc, char** argv) {
   add_audits(hooks);
 
   net::io_context io;
-  Server server(io, hooks, metrics, options->timeouts);
+  Server server(io, hooks, metrics, access_log, options->timeouts, options->max_connections);
   try {
     const unsigned short port = server.listen(options->port);
     if (!options->port_file.empty()) write_port_file(options->port_file, port);
@@ -1024,8 +1462,8 @@ int main(int argc, char** argv) {
 
   std::cout << "agent_service stopped after " << metrics.requests() << " requests" << std::endl;
   if (trace) {
-    trace->flush();
-    std::cout << "trace: " << trace->event_count() << " events in " << options->trace_file
+    trace->write();
+    std::cout << "trace: the last " << trace->event_count() << " events in " << options->trace_file
               << std::endl;
   }
   return 0;

@@ -71,6 +71,8 @@ class Service {
       args.push_back("--trace");
       args.push_back(trace_file);
     }
+    args.push_back("--access-log");
+    args.push_back((port_file.parent_path() / "access.log").string());
     args.insert(args.end(), options.begin(), options.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
@@ -471,7 +473,8 @@ void check_protocol(unsigned short port) {
       beast::flat_buffer buffer;
       Reply reply = read_reply(socket, buffer);
       std::string shown = framing;
-      for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;) shown.replace(at, 2, "; ");
+      for (std::size_t at; (at = shown.find("\r\n")) != std::string::npos;)
+        shown.replace(at, 2, "; ");
       check(reply.status == 400 && reply.header(http::field::connection) == "close" &&
                 closed_by_service(socket, buffer),
             "POST with " + shown + "400, the connection closed, the body not run as a request",
@@ -480,7 +483,8 @@ void check_protocol(unsigned short port) {
   });
   guarded("a target that is not UTF-8", [&] {
     Reply reply = client.raw(
-        "GET /caf\xc3\xa9/\xff\xfe\xc0\xaf HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        "GET /caf\xc3\xa9/\xff\xfe\xc0\xaf HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: "
+        "close\r\n\r\n");
     check(reply.status == 404 && reply.valid_json &&
               contains(text_at(reply.body, {"error"}),
                        "/caf\xc3\xa9/\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"),
@@ -576,7 +580,14 @@ void check_draining(unsigned short port) {
     net::write(busy, net::buffer("POST /tool HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                  "Content-Type: application/json\r\nContent-Length: " +
                                  std::to_string(call.size()) + "\r\n\r\n" + call.substr(0, 10)));
-    // Time for the service to read it: a request begun, not an idle connection.
+    tcp::socket probe = client.connect();
+    beast::flat_buffer probe_buffer;
+    http::write(probe, make_request(http::verb::get, "/ready", {}, true));
+    Reply ready = read_reply(probe, probe_buffer);
+    check(ready.status == 200 && text_at(ready.body, {"status"}) == "ready",
+          "GET /ready: 200 ready", show(ready));
+    net::write(probe, net::buffer(std::string("GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
+    // Time for the service to read them: requests begun, not idle connections.
     std::this_thread::sleep_for(200ms);
     Reply stop = client.send(http::verb::post, "/shutdown");
     check(stop.status == 200 && text_at(stop.body, {"status"}) == "shutting down",
@@ -589,7 +600,193 @@ void check_draining(unsigned short port) {
           "a request begun on a kept-alive connection before the stop: answered 200 with "
           "Connection: close, then the connection closed",
           show(last));
+    net::write(probe, net::buffer(std::string("\r\n")));
+    Reply draining = read_reply(probe, probe_buffer);
+    check(draining.status == 503 && text_at(draining.body, {"status"}) == "draining" &&
+              draining.header(http::field::connection) == "close",
+          "GET /ready during the stop: 503 draining, Connection: close", show(draining));
   });
+}
+
+// ----- operations ---------------------------------------------------------------------------
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+// The line of the access log that holds `part`, once the service has written it.
+std::string log_line(const std::filesystem::path& log, std::string_view part) {
+  for (int attempt = 0; attempt < 200; ++attempt, std::this_thread::sleep_for(10ms)) {
+    std::istringstream lines(read_text(log));
+    for (std::string line; std::getline(lines, line);)
+      if (contains(line, part)) return line;
+  }
+  return {};
+}
+
+// What an operator reads: request ids in answers and in the access log, latency histograms, the
+// Prometheus text format.
+void check_operations(unsigned short port, std::uint64_t pipeline_calls,
+                      const std::filesystem::path& access_log) {
+  Client client(port);
+  guarded("request ids and the access log", [&] {
+    Reply first = client.send(http::verb::get, "/health");
+    Reply second = client.send(http::verb::get, "/nowhere");
+    const std::string id = std::string(first.headers["X-Request-Id"]);
+    check(!id.empty() && id != std::string(second.headers["X-Request-Id"]),
+          "every answer has an X-Request-Id of its own", id);
+    const std::string line = log_line(access_log, " " + id + " ");
+    check(contains(line, "\"GET /health HTTP/1.1\" 200 ") && contains(line, "127.0.0.1:"),
+          "the access log has a line for it: request id, client, request line, status",
+          line.empty() ? "no line with " + id : line);
+  });
+  guarded("latency histogram", [&] {
+    Reply metrics = client.send(http::verb::get, "/metrics");
+    const json::value* buckets =
+        find(metrics.body, {"http", "latency_ms", "POST /tool", "buckets"});
+    const std::int64_t count =
+        number_at(metrics.body, {"http", "latency_ms", "POST /tool", "count"});
+    bool cumulative = buckets && buckets->is_object() && !buckets->get_object().empty();
+    std::int64_t previous = 0;
+    if (cumulative)
+      for (const auto& bucket : buckets->get_object()) {
+        const std::int64_t at_most = bucket.value().is_uint64()
+                                         ? static_cast<std::int64_t>(bucket.value().get_uint64())
+                                     : bucket.value().is_int64() ? bucket.value().get_int64()
+                                                                 : -1;
+        cumulative = cumulative && at_most >= previous;
+        previous = at_most;
+      }
+    const auto calls = static_cast<std::int64_t>(pipeline_calls);
+    // Every call that reached the audits waited for the slow one's 50 ms limit.
+    check(cumulative && count >= calls && previous == count &&
+              number_at(*buckets, {"50"}) <= count - calls,
+          "metrics: POST /tool latency histogram (cumulative, the " + std::to_string(calls) +
+              " audited calls over 50 ms)",
+          show(metrics));
+    Reply text = client.send(http::verb::get, "/metrics?format=prometheus");
+    check(
+        text.status == 200 && text.header(http::field::content_type).starts_with("text/plain") &&
+            contains(text.text, "# TYPE agent_http_request_duration_seconds histogram\n") &&
+            contains(
+                text.text,
+                "agent_http_request_duration_seconds_bucket{route=\"POST /tool\",le=\"+Inf\"} ") &&
+            contains(text.text, "agent_slot_dispatches_total{slot=\"CheckTool\"} "),
+        "GET /metrics?format=prometheus: the Prometheus text format", show(text));
+    Reply asked = client.raw(
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: "
+        "text/plain;version=0.0.4\r\nConnection: close\r\n\r\n");
+    check(asked.status == 200 && contains(asked.text, "# TYPE agent_http_requests_total counter"),
+          "GET /metrics with Accept: text/plain: the Prometheus text format", show(asked));
+  });
+}
+
+// How long until the service closes this connection, when within `patience`.
+std::optional<std::chrono::milliseconds> time_until_closed(tcp::socket& socket,
+                                                           std::chrono::milliseconds patience) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!readable_within(socket, patience)) return std::nullopt;
+  char byte = 0;
+  boost::system::error_code error;
+  socket.read_some(net::buffer(&byte, 1), error);
+  if (!error) return std::nullopt;  // it sent something instead
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start);
+}
+
+// A service with tight limits: its timeouts (idle, header, body), its connection cap, its
+// workspace quota and its bounded trace.
+void check_limits(const std::string& program, const std::filesystem::path& work) {
+  const std::filesystem::path trace = work / "limited.trace.json";
+  std::filesystem::remove(trace);
+  Service service(
+      program, work / "port", trace.string(),
+      {"--idle-timeout-ms", "2000", "--header-timeout-ms", "300", "--body-timeout-ms", "300",
+       "--max-connections", "2", "--workspace-bytes", "4096", "--trace-events", "200"});
+  const std::optional<unsigned short> port = service.wait_for_port();
+  check(port.has_value(), "a service with tight limits starts");
+  if (!port) return;
+  Client client(*port);
+  guarded("timeouts", [&] {
+    tcp::socket idle = client.connect();
+    const auto idle_for = time_until_closed(idle, 6s);
+    check(idle_for && *idle_for >= 1500ms && *idle_for <= 5s,
+          "a connection with no request: closed after the idle timeout (2 s)",
+          idle_for ? std::to_string(idle_for->count()) + " ms" : "not closed within 6 s");
+    tcp::socket slow_header = client.connect();
+    net::write(slow_header,
+               net::buffer(std::string("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
+    const auto header_for = time_until_closed(slow_header, 6s);
+    check(header_for && *header_for < 1500ms,
+          "a header section left unfinished: closed after the header timeout (0.3 s)",
+          header_for ? std::to_string(header_for->count()) + " ms" : "not closed within 6 s");
+    tcp::socket slow_body = client.connect();
+    net::write(slow_body, net::buffer(std::string("POST /tool HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                  "Content-Length: 100\r\n\r\n{\"tool\"")));
+    const auto body_for = time_until_closed(slow_body, 6s);
+    check(body_for && *body_for < 1500ms,
+          "a body left unfinished: closed after the body timeout (0.3 s)",
+          body_for ? std::to_string(body_for->count()) + " ms" : "not closed within 6 s");
+  });
+  guarded("the connection cap", [&] {
+    std::vector<tcp::socket> kept;
+    for (int i = 0; i < 2; ++i) {
+      kept.push_back(client.connect());
+      http::write(kept.back(), make_request(http::verb::get, "/health", {}, true));
+      read_reply(kept.back());
+    }
+    Reply over = client.send(http::verb::get, "/health");
+    check(over.status == 503 && over.header(http::field::connection) == "close" &&
+              !over.header(http::field::retry_after).empty(),
+          "a third connection over a cap of 2: 503 with Retry-After, closed", show(over));
+    kept.clear();
+    Reply again;
+    for (int attempt = 0; attempt < 100 && again.status != 200; ++attempt) {
+      std::this_thread::sleep_for(20ms);
+      again = client.send(http::verb::get, "/health");
+    }
+    check(again.status == 200, "once those two closed: served again", show(again));
+  });
+  guarded("the workspace quota", [&] {
+    const std::string content(3000, 'x');
+    Reply first =
+        client.tool({{"tool", "fs_write"}, {"args", {{"path", "a.txt"}, {"content", content}}}});
+    Reply over =
+        client.tool({{"tool", "fs_write"}, {"args", {{"path", "b.txt"}, {"content", content}}}});
+    Reply replaced = client.tool(
+        {{"tool", "fs_write"}, {"args", {{"path", "a.txt"}, {"content", content + "yy"}}}});
+    Reply missing = client.tool({{"tool", "fs_read"}, {"args", {{"path", "b.txt"}}}});
+    check(first.status == 200, "a 3000-byte file in a 4096-byte workspace: written", show(first));
+    check(over.status == 507 &&
+              contains(text_at(over.body, {"error"}), "workspace quota exceeded") &&
+              contains(text_at(over.body, {"error"}), "4096"),
+          "a second one: 507, workspace quota exceeded (and the quota said)", show(over));
+    check(replaced.status == 200 && missing.status == 422,
+          "replacing the first still fits (its old bytes freed); the refused one was not written",
+          show(replaced) + " / " + show(missing));
+  });
+  guarded("the bounded trace", [&] {
+    for (int i = 0; i < 20; ++i) client.tool({{"tool", "fs_read"}, {"args", {{"path", "a.txt"}}}});
+    client.send(http::verb::post, "/shutdown");
+  });
+  check(service.wait_for_exit(10s) == 0, "the service with tight limits stops cleanly");
+  boost::system::error_code error;
+  json::value written = json::parse(read_text(trace), error);
+  const json::value* events = error ? nullptr : find(written, {"traceEvents"});
+  bool recent = false;
+  bool oldest = false;
+  if (events && events->is_array())
+    for (const json::value& event : events->get_array()) {
+      recent = recent ||
+               (text_at(event, {"cat"}) == "dispatch" && text_at(event, {"name"}) == "CheckTool");
+      oldest = oldest || text_at(event, {"name"}) == "fs-write-workspace-only";
+    }
+  const std::size_t kept = events && events->is_array() ? events->get_array().size() : 0;
+  check(kept >= 100 && kept <= 200 && recent && !oldest,
+        "--trace-events 200: the trace keeps the last 100 to 200 events (" + std::to_string(kept) +
+            "), the first calls' dropped");
 }
 
 // At the descriptor limit accept fails (EMFILE) while connections wait in the backlog: the
@@ -673,6 +870,7 @@ int main(int argc, char** argv) {
       tcp::socket idle(io);
       check_service(*port, pipeline_calls, idle);
       check_protocol(*port);
+      check_operations(*port, pipeline_calls, work / "access.log");
       check_draining(*port);
       // (Well before the idle connection's own 30 s timeout: the stop closes it.)
       const std::optional<int> status = service.wait_for_exit(10s);
@@ -696,6 +894,7 @@ int main(int argc, char** argv) {
       check(service.wait_for_exit(30s) == 0, "SIGTERM stops it cleanly (exit 0)");
     }
     check_descriptor_limit(program, work);
+    check_limits(program, work);
   } catch (const std::exception& error) {
     check(false, "the exchange with the service", error.what());
   }
