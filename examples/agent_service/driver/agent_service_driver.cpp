@@ -792,6 +792,15 @@ void check_limits(const std::string& program, const std::filesystem::path& work)
 // At the descriptor limit accept fails (EMFILE) while connections wait in the backlog: the
 // service must back off rather than spin, serve the connections it has, and recover after.
 void check_descriptor_limit(const std::string& program, const std::filesystem::path& work) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizer build (ASan+UBSan, built as this driver is): UBSan's vptr check probes memory
+  // through a pipe, which at the descriptor limit cannot be opened, and then reports every
+  // virtual call as an error (no suppression applies). The other builds run this check.
+  std::cout << "skip the descriptor limit (UBSan's vptr check needs descriptors)" << std::endl;
+  (void)program;
+  (void)work;
+  return;
+#endif
   Service service(program, work / "port", "", {"--max-fds", "48"});
   const std::optional<unsigned short> port = service.wait_for_port();
   check(port.has_value(), "a service limited to 48 descriptors starts");
