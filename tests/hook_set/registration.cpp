@@ -273,3 +273,13 @@ TEST_CASE("void slots take hooks without last and return nothing") {
   hookset::sync_wait(set.call<Ping>(log));
   REQUIRE(log == Log{"default", "hook"});
 }
+
+TEST_CASE("a singleton registration that names another to order against throws OrderingError") {
+  Set set;
+  set.add<Pick>([] { return 1; }, {.name = "first"});
+  CHECK_THROWS_AS(set.add<Pick>([] { return 2; }, {.name = "second", .after = {"first"}}),
+                  hookset::OrderingError);
+  CHECK_THROWS_AS(set.add<Pick>([] { return 3; }, {.before = {"nobody"}}), hookset::OrderingError);
+  CHECK(set.count<Pick>() == 1);  // unchanged: the first still answers
+  CHECK(hookset::sync_wait(set.call<Pick>()) == 1);
+}

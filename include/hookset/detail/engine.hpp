@@ -442,6 +442,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // The general start: hooks, configured companions or observers.
   HOOKSET_NOINLINE bool start_watched() {
     next_ = count_ = produced_ = plain_end_ = 0;
+    // (What release() deletes when intercepting() - which a list filtered for a key, held from
+    // the start, makes true - even if the dispatch ends before its interceptors start: stopped
+    // or late already, say.)
+    intercept_ = nullptr;
     Observer* const global = current_observer();
     if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
       adopt_observers(*outer);
@@ -455,8 +459,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
       if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
-        intercept_ = nullptr;  // (what release() deletes, should start_intercepted throw)
-        hold_list();           // as any dispatch that suspends (below)
+        hold_list();  // as any dispatch that suspends (below)
         start_intercepted();
         if (flags_ & has_context) context_->arm_deadline();
         return false;

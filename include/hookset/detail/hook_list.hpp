@@ -322,6 +322,18 @@ inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view s
 HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton,
                                          std::string_view slot, Observer* observer) {
   if (singleton) {
+    // One hook, nothing to order it against: a name in before/after can match no other
+    // registration, which the named order's rule makes an error (the set unchanged).
+    const hook_record& record = *entry.record;
+    if (!record.before.empty() || !record.after.empty()) {
+      const bool before = !record.before.empty();
+      throw OrderingError(std::string(slot),
+                          "registration '" + record.name + "' asks to run " +
+                              (before ? "before '" + record.before.front()
+                                      : "after '" + record.after.front()) +
+                              "', but a singleton slot keeps one hook: there is no other to "
+                              "order it against");
+    }
     const bool replaced = owner.count() != 0;
     owner.modify([&](hook_list& list) {
       list.hooks.reserve(1);
