@@ -204,18 +204,19 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
   if (op.kind == Op::Add)
     r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0) | ((op.name & 3) << 5));
   else if (op.kind == Op::Intercept)
-    r[6] = static_cast<std::uint8_t>((op.multi ? 1 : 0) | ((op.own & 3) << 1) |
-                                     ((op.name & 3) << 3));
+    r[6] =
+        static_cast<std::uint8_t>((op.multi ? 1 : 0) | ((op.own & 3) << 1) | ((op.name & 3) << 3));
   else
     r[6] = static_cast<std::uint8_t>(op.cancel == -1   ? 3
                                      : op.cancel == -2 ? 4
                                      : op.cancel > 0   ? 5 | (((op.cancel - 1) & 3) << 3)
                                                        : 0);
-  r[7] = static_cast<std::uint8_t>(nested | ((op.kind == Op::Add ? op.selector
-                                               : op.kind == Op::Call ? op.key
-                                                                     : 0) &
-                                              7) << 2 |
-                                    (op.order & 7) << 5);
+  r[7] = static_cast<std::uint8_t>(nested |
+                                   ((op.kind == Op::Add    ? op.selector
+                                     : op.kind == Op::Call ? op.key
+                                                           : 0) &
+                                    7) << 2 |
+                                   (op.order & 7) << 5);
   out.insert(out.end(), r, r + record_size);
 }
 

@@ -364,8 +364,9 @@ struct slot_of<Signature, mp::mp_list<Options...>> {
 
 template <Mode M, unsigned F>
 using slot_base_t = typename slot_of<
-    std::conditional_t<(F & kVoid) != 0, void(Call),
-                       std::conditional_t<(F & kKeyed) != 0, int(Call, std::string_view), int(Call)>>,
+    std::conditional_t<
+        (F & kVoid) != 0, void(Call),
+        std::conditional_t<(F & kKeyed) != 0, int(Call, std::string_view), int(Call)>>,
     mp::mp_append<mp::mp_list<mode_t<M>>, option_if<(F & kKeyed) != 0, hookset::Keyed>,
                   option_if<(F & kChain) != 0, hookset::Chain<chain_t<F>>>,
                   option_if<(F & kAggregate) != 0, hookset::Aggregate<aggregate_t<F>>>,

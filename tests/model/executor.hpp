@@ -58,13 +58,13 @@ struct Action {
   bool async = false;
   Behaviour behaviour;
   OpList mutations;
-  std::vector<Action> fresh;  // extend-fresh: the fresh set's actions
-  bool skip = false;          // a no-op (pool too small, lists too long)
-  Flight* flight = nullptr;   // call (made by a running hook): the dispatch, already predicted
-  bool expect = false;        // remove: what it must return
+  std::vector<Action> fresh;      // extend-fresh: the fresh set's actions
+  bool skip = false;              // a no-op (pool too small, lists too long)
+  Flight* flight = nullptr;       // call (made by a running hook): the dispatch, already predicted
+  bool expect = false;            // remove: what it must return
   int selector = 0, pattern = 0;  // add to a keyed slot: which keys
   int name = 0, order = 0;        // add, intercept: named order (Op::name, Op::order)
-  bool refused = false;  // add, intercept, extend: the model says it throws OrderingError
+  bool refused = false;           // add, intercept, extend: the model says it throws OrderingError
 };
 
 // A registration's options, as the model names them (reference_model.hpp): with options, its
@@ -320,8 +320,8 @@ void second_next(int token, int k, const Call& c, Task<T> again) {
 }
 
 template <class S, class... Key>
-result_of<S> run_interceptor_sync(int token, int does, int k, hookset::Next<S> next,
-                                  const Call& c, Key... key) {
+result_of<S> run_interceptor_sync(int token, int does, int k, hookset::Next<S> next, const Call& c,
+                                  Key... key) {
   interceptor_begins(token, does, c);
   if (does == kAnswer) return interceptor_answer_value<S>(k, c);
   const Call argument = interceptor_argument(does, k, c);
@@ -344,8 +344,8 @@ result_of<S> run_interceptor_sync(int token, int does, int k, hookset::Next<S> n
 }
 
 template <class S, class... Key>
-Task<result_of<S>> run_interceptor_async(int token, int does, int k, hookset::Next<S> next,
-                                         Call c, Key... key) {
+Task<result_of<S>> run_interceptor_async(int token, int does, int k, hookset::Next<S> next, Call c,
+                                         Key... key) {
   interceptor_begins(token, does, c);
   if (does == kAnswer) co_return interceptor_answer_value<S>(k, c);
   const Call argument = interceptor_argument(does, k, c);
@@ -432,8 +432,8 @@ struct Features {
                                                      // key, prefix, glob or predicate
   std::size_t named = 0, refused = 0;  // registrations with a constraint; OrderingErrors (add,
                                        // intercept, extend)
-  std::size_t next_twice = 0;   // interceptors registered to call next() twice
-  std::size_t hook_marks = 0;   // per-hook observer events checked (interceptors' included)
+  std::size_t next_twice = 0;          // interceptors registered to call next() twice
+  std::size_t hook_marks = 0;          // per-hook observer events checked (interceptors' included)
   Features& operator+=(const Features& o) {
     keyed_calls += o.keyed_calls;
     keyed_selectors += o.keyed_selectors;
@@ -473,7 +473,7 @@ struct Flight {
   int call = 0;
   int slot = 0;
   Call argument{};
-  int key = 0;  // keyed slots: an index in `keys`
+  int key = 0;                 // keyed slots: an index in `keys`
   std::size_t pool_index = 0;  // the dispatched set's index in the pool (when it starts)
   int variant = 0;             // Op::variant of the call
   ModelSlotState snapshot;     // what the model dispatches (kept to predict again when stopped)
@@ -740,8 +740,11 @@ class Executor {
         break;
       case Op::Extend:
         a.other = op.other % static_cast<int>(model_.size());
-        a.skip = total_hooks(target) + total_hooks(model_[static_cast<std::size_t>(a.other)]) > 240 ||
-                 most_interceptors(target) + most_interceptors(model_[static_cast<std::size_t>(a.other)]) > max_interceptors;
+        a.skip =
+            total_hooks(target) + total_hooks(model_[static_cast<std::size_t>(a.other)]) > 240 ||
+            most_interceptors(target) +
+                    most_interceptors(model_[static_cast<std::size_t>(a.other)]) >
+                max_interceptors;
         break;
       case Op::ExtendFresh:
         a.skip = total_hooks(target) > 200 || most_interceptors(target) + 4 > max_interceptors;
@@ -837,9 +840,10 @@ class Executor {
     }
     // A keyed Singleton: the new registration replaces those with the same selector.
     std::vector<ModelHook> hooks = slot.hooks;
-    const bool replaced = kind.mode == Mode::Singleton && std::erase_if(hooks, [&](const ModelHook& h) {
-                            return same_selector(h.selector, h.pattern, hook.selector, hook.pattern);
-                          }) != 0;
+    const bool replaced = kind.mode == Mode::Singleton && std::erase_if(hooks,
+                                                                        [&](const ModelHook& h) {
+      return same_selector(h.selector, h.pattern, hook.selector, hook.pattern);
+                                                          }) != 0;
     hooks.push_back(hook);
     if (!named_order(hooks, hook.token)) return false;
     if (replaced) ++expected_warnings_;  // "... keeps only the newest hook per selector"
@@ -848,7 +852,8 @@ class Executor {
   }
   // An intercept_all registers in every slot, all or nothing.
   static bool model_intercept(ModelSet& set, const Action& a) {
-    if (a.policy >= 2) return true;  // refused: an interceptor takes no time limit nor failure policy
+    if (a.policy >= 2)
+      return true;  // refused: an interceptor takes no time limit nor failure policy
     ModelInterceptor interceptor{a.token, a.priority, a.async, a.variant, a.value};
     if (a.policy == 1 || a.name || a.order) interceptor.name = registration_name(a.token, a.name);
     if (a.order >= 1 && a.order <= 3) interceptor.before = order_name(a.order);
@@ -967,7 +972,8 @@ class Executor {
   // (Not a template: the check and its message are compiled once.)
   template <class F>
   void expect_refusal(const Action& a, const char* what, F&& registration) {
-    check_refusal(a, what, &registration, [](void* f) { (*static_cast<std::remove_reference_t<F>*>(f))(); });
+    check_refusal(a, what, &registration,
+                  [](void* f) { (*static_cast<std::remove_reference_t<F>*>(f))(); });
   }
   void check_refusal(const Action& a, const char* what, void* registration, void (*run)(void*)) {
     bool refused = false;
@@ -1000,9 +1006,8 @@ class Executor {
             return holder->template add<S>(hookset::glob(globs[p]), std::move(hook), options);
           case kMatching:
             return holder->template add<S>(
-                hookset::matching([which = a.pattern](std::string_view key) {
-                  return predicate(which, key);
-                }),
+                hookset::matching(
+                    [which = a.pattern](std::string_view key) { return predicate(which, key); }),
                 std::move(hook), options);
           default:
             break;
@@ -1019,7 +1024,8 @@ class Executor {
         else ids_[a.token] = add(std::move(hook), priority);
         return;
       }
-      hookset::HookOptions options{.name = registration_name(a.token, a.name), .priority = priority};
+      hookset::HookOptions options{.name = registration_name(a.token, a.name),
+                                   .priority = priority};
       if (a.limit)
         options.timeout = a.limit == 1 ? std::chrono::nanoseconds(1) : std::chrono::hours(1);
       if (a.policy)
@@ -1140,7 +1146,8 @@ class Executor {
       features_.named += a.order != 0;
       features_.next_twice += a.variant == kNextTwice;
       expect_refusal(a, "intercept", [&] {
-        ids_[a.token] = a.policy == 1 || a.name || a.order ? intercept(options) : intercept(priority);
+        ids_[a.token] =
+            a.policy == 1 || a.name || a.order ? intercept(options) : intercept(priority);
         ++(a.multi ? features_.intercept_all : features_.interceptors);
       });
     };
@@ -1267,15 +1274,15 @@ class Executor {
       if (h.selector == kExactKey) expected.emplace_back(keys[static_cast<std::size_t>(h.pattern)]);
     std::sort(expected.begin(), expected.end());
     expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-    const std::string where = "set " + std::to_string(index) + " slot " +
-                              std::to_string(mp::mp_find<Slots, S>::value);
+    const std::string where =
+        "set " + std::to_string(index) + " slot " + std::to_string(mp::mp_find<Slots, S>::value);
     if (set.template keys<S>() != expected)
       return fail(where + ": keys() differs from the model's " + std::to_string(expected.size()) +
                   " exact keys");
     for (int k = 0; k < key_count; ++k) {
-      const bool expect = std::any_of(slot.hooks.begin(), slot.hooks.end(), [&](const ModelHook& h) {
-        return selects(h.selector, h.pattern, k);
-      });
+      const bool expect =
+          std::any_of(slot.hooks.begin(), slot.hooks.end(),
+                      [&](const ModelHook& h) { return selects(h.selector, h.pattern, k); });
       if (set.template has_hooks<S>(keys[static_cast<std::size_t>(k)]) != expect)
         return fail(where + ": has_hooks(\"" + std::string(keys[static_cast<std::size_t>(k)]) +
                     "\") is " + (expect ? "false" : "true") + ", the model expects the opposite");

@@ -252,12 +252,12 @@ inline std::string describe(const Op& op) {
 }
 
 struct Config {
-  bool reentrant = false;  // hooks mutate the pool while they run
-  bool suspended = false;  // coroutine hooks park; Release operations resume them
-  bool observe = false;    // an observer counts warnings and checks hooks_run
-  bool services = false;   // failure policies, time limits, stop tokens, deadlines
-  bool forms = false;      // borrowed and shared hooks, add_hooks, frozen and shared sets
-  bool nested = false;     // running hooks dispatch too (with reentrant)
+  bool reentrant = false;    // hooks mutate the pool while they run
+  bool suspended = false;    // coroutine hooks park; Release operations resume them
+  bool observe = false;      // an observer counts warnings and checks hooks_run
+  bool services = false;     // failure policies, time limits, stop tokens, deadlines
+  bool forms = false;        // borrowed and shared hooks, add_hooks, frozen and shared sets
+  bool nested = false;       // running hooks dispatch too (with reentrant)
   bool keyed_focus = false;  // generation only (fuzz seeds): most adds and calls on keyed slots
 };
 
@@ -313,7 +313,7 @@ inline void normalise(Op& op) {
   // accepts unknown names there: see regressions.cpp); add_hooks gives every adapter one name.
   if (op.multi || (kind.mode == Mode::Singleton && !kind.keyed())) op.name = op.order = 0;
   if (kind.keyed() && op.own == 3) op.own = 0;  // (no Stateful keyed hooks: compile time)
-  if (!op.async) op.suspend = false;  // only a coroutine hook can park
+  if (!op.async) op.suspend = false;            // only a coroutine hook can park
   // A Stateful hook parked while holding its lock would make other dispatches wait their turn,
   // which the model does not follow.
   if (op.own == 3) op.suspend = false;

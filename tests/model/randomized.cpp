@@ -45,9 +45,9 @@
 // the key every hook and the default gets (an interceptor replacing x also replaces the key:
 // the hooks stay those of the key the dispatch started with), keys<S>() and has_hooks<S>(k).
 // Observed sequences also check every per-hook observer event (interceptors' with
-// HookEvent::interceptor: position, id, name, failed or not; hooks': position). With `services`, interceptor
-// options with a failure policy or a time limit are refused; with `forms`, interceptors are also
-// borrowed (std::ref) and shared (std::shared_ptr).
+// HookEvent::interceptor: position, id, name, failed or not; hooks': position). With `services`,
+// interceptor options with a failure policy or a time limit are refused; with `forms`, interceptors
+// are also borrowed (std::ref) and shared (std::shared_ptr).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
 // failing prefix is shrunk (dropping operations while it still fails) and printed with the seed.

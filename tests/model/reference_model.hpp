@@ -37,7 +37,7 @@ struct ModelHook {
   int limit = 0;     // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
   int selector = 0;  // keyed slots: which keys it is for (Selects, catalog.hpp)
   int pattern = 0;
-  std::string name{};  // with options: "h<token>" or a shared one ("a", "b", "c")
+  std::string name{};             // with options: "h<token>" or a shared one ("a", "b", "c")
   std::string before{}, after{};  // named order: one name, or none
 };
 
@@ -100,9 +100,8 @@ std::optional<std::vector<Registration>> named_order(std::vector<Registration> r
   std::stable_sort(
       registrations.begin(), registrations.end(),
       [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
-  if (std::all_of(registrations.begin(), registrations.end(), [](const Registration& r) {
-        return r.before.empty() && r.after.empty();
-      }))
+  if (std::all_of(registrations.begin(), registrations.end(),
+                  [](const Registration& r) { return r.before.empty() && r.after.empty(); }))
     return registrations;
   const std::size_t n = registrations.size();
   std::vector<std::vector<std::size_t>> later(n);  // later[i]: must run after i
@@ -146,7 +145,8 @@ inline std::vector<ModelHook> hooks_for_key(SlotKind kind, const std::vector<Mod
   std::vector<ModelHook> ordered = dispatch_order(hooks);
   if (!kind.keyed()) return ordered;
   std::erase_if(ordered, [&](const ModelHook& h) { return !selects(h.selector, h.pattern, key); });
-  if (kind.mode == Mode::Singleton && ordered.size() > 1) ordered.erase(ordered.begin(), ordered.end() - 1);
+  if (kind.mode == Mode::Singleton && ordered.size() > 1)
+    ordered.erase(ordered.begin(), ordered.end() - 1);
   return ordered;
 }
 
@@ -251,16 +251,14 @@ class Predictor {
     // Stopped while this hook ran: the dispatch ends cancelled, whatever the hook did.
     if (stop_at_ && begun >= *stop_at_) throw ModelThrow{"cancelled"};
     std::optional<std::string> failure;
-    if (hook.limit == 1)
-      failure = "timeout[" + hook.name + "]";  // the limit wins over a throw
+    if (hook.limit == 1) failure = "timeout[" + hook.name + "]";  // the limit wins over a throw
     else if (hook.behaviour.throws) failure = hook_throws(hook.token);
     if (failure) {
       if (hook.policy == 2) {
         p_.steps.push_back({Step::Warn, hook.token, nullptr, begun});
         return std::nullopt;
       }
-      if (hook.policy == 3)
-        throw ModelThrow{"failclosed[" + hook.name + "]:" + *failure};
+      if (hook.policy == 3) throw ModelThrow{"failclosed[" + hook.name + "]:" + *failure};
       throw ModelThrow{*failure};
     }
     if (kind_.mode == Mode::Pipeline) return hook.behaviour.k;

@@ -169,8 +169,9 @@ struct CheckTool : hookset::Slot<int(int, std::string_view), hookset::Always, ho
 }
 }  // namespace
 
-TEST_CASE("a filtered keyed dispatch with interceptors, stopped before it starts, is destroyed cleanly",
-          "[.][known-bug]") {
+TEST_CASE(
+    "a filtered keyed dispatch with interceptors, stopped before it starts, is destroyed cleanly",
+    "[.][known-bug]") {
   hookset::HookSet<CheckTool> set;
   set.add<CheckTool>(hookset::prefix("fs_"),
                      [](int x, std::string_view, std::optional<int>) { return x + 1; });
