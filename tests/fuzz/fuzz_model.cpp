@@ -76,7 +76,10 @@ class Reader {
 //   intercept: r[4] bits 3-5 what it does (modulo 6, Intercepts), r[5] bit 0 coroutine (always
 //        when hooks may park), bits 3-4 options (services: Op::policy), r[6] bit 0
 //        intercept_all, bits 1-2 ownership (forms: owned, std::ref, shared_ptr; 3 is owned)
-//   r[7] how many of the following records are this operation's nested operations (modulo 4)
+//   r[7] bits 0-1: how many of the following records are this operation's nested operations
+//   keyed slots and named order (tests/fuzz/README.md): add: r[7] bits 2-4 selector (modulo 6),
+//        pattern r[1] bits 6-7 + r[5] bit 7 << 2; add, intercept: name r[6] bits 5-6 (add) or
+//        3-4 (intercept), order r[7] bits 5-7 (7: none); call: key r[7] bits 2-4
 inline Op decode_op(const std::uint8_t* r, const Config& config) {
   Op op;
   op.kind = static_cast<Op::Kind>(r[0] % 11);
@@ -118,6 +121,10 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
       op.own = r[6] & 3;
       op.multi = ((r[6] >> 2) & 7) == 7;
     }
+    op.selector = ((r[7] >> 2) & 7) % selects_count;
+    op.pattern = ((r[1] >> 6) & 3) | ((r[5] >> 7) << 2);
+    op.name = (r[6] >> 5) & 3;
+    op.order = ((r[7] >> 5) & 7) % 7;
     normalise(op, config);
   }
   if (op.kind == Op::Intercept) {
@@ -126,7 +133,13 @@ inline Op decode_op(const std::uint8_t* r, const Config& config) {
     op.multi = (r[6] & 1) != 0;
     if (config.services) op.policy = (r[5] >> 3) & 3;
     if (config.forms) op.own = (r[6] >> 1) & 3;
+    op.name = (r[6] >> 3) & 3;
+    op.order = ((r[7] >> 5) & 7) % 7;
     normalise(op, config);
+  }
+  if (op.kind == Op::Call) {
+    op.key = ((r[7] >> 2) & 7) % key_count;
+    normalise(op);
   }
   if (op.kind == Op::Call && config.services) {
     const int stop = r[6] & 7;
@@ -150,7 +163,7 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
   while (in.has_record() && ops.size() < max_operations) {
     const std::uint8_t* r = in.record();
     Op op = decode_op(r, config);
-    const int nested = r[7] % 4;
+    const int nested = r[7] & 3;
     if (op.kind == Op::ExtendFresh || (op.kind == Op::Add && config.reentrant && nested > 0)) {
       std::vector<Op> inner;
       for (int n = 0; n < nested && in.has_record(); ++n) {
@@ -177,7 +190,8 @@ inline std::pair<Config, std::vector<Op>> decode(const std::uint8_t* data, std::
 inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) {
   std::uint8_t r[record_size] = {};
   r[0] = static_cast<std::uint8_t>(op.kind);
-  r[1] = static_cast<std::uint8_t>((op.set & 7) | ((op.other & 7) << 3));
+  r[1] = static_cast<std::uint8_t>((op.set & 7) | ((op.other & 7) << 3) |
+                                   (op.kind == Op::Add ? (op.pattern & 3) << 6 : 0));
   r[2] = static_cast<std::uint8_t>(op.slot);
   r[3] = static_cast<std::uint8_t>(op.value & 0xff);
   r[4] = static_cast<std::uint8_t>(
@@ -185,16 +199,24 @@ inline void encode_op(const Op& op, int nested, std::vector<std::uint8_t>& out) 
       (op.kind == Op::Intercept ? (op.variant & 7) << 3
                                 : ((op.variant & 3) << 3) | (((op.variant >> 2) & 3) << 5)));
   r[5] = static_cast<std::uint8_t>((op.async ? 1 : 0) | (op.throws ? 2 : 0) | (op.suspend ? 4 : 0) |
-                                   ((op.policy & 3) << 3) | ((op.limit & 3) << 5));
-  if (op.kind == Op::Add) r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0));
+                                   ((op.policy & 3) << 3) | ((op.limit & 3) << 5) |
+                                   (op.kind == Op::Add ? ((op.pattern >> 2) & 1) << 7 : 0));
+  if (op.kind == Op::Add)
+    r[6] = static_cast<std::uint8_t>((op.own & 3) | (op.multi ? 7 << 2 : 0) | ((op.name & 3) << 5));
   else if (op.kind == Op::Intercept)
-    r[6] = static_cast<std::uint8_t>((op.multi ? 1 : 0) | ((op.own & 3) << 1));
+    r[6] =
+        static_cast<std::uint8_t>((op.multi ? 1 : 0) | ((op.own & 3) << 1) | ((op.name & 3) << 3));
   else
     r[6] = static_cast<std::uint8_t>(op.cancel == -1   ? 3
                                      : op.cancel == -2 ? 4
                                      : op.cancel > 0   ? 5 | (((op.cancel - 1) & 3) << 3)
                                                        : 0);
-  r[7] = static_cast<std::uint8_t>(nested);
+  r[7] = static_cast<std::uint8_t>(nested |
+                                   ((op.kind == Op::Add    ? op.selector
+                                     : op.kind == Op::Call ? op.key
+                                                           : 0) &
+                                    7) << 2 |
+                                   (op.order & 7) << 5);
   out.insert(out.end(), r, r + record_size);
 }
 
@@ -253,12 +275,14 @@ std::vector<std::uint8_t> read_bytes(const fs::path& path) {
 
 // Writes `count` seeds: random sequences (4 to 80 operations) of the model tests' generator under
 // every configuration, encoded. Deterministic: the same files every time.
-int write_seeds(const fs::path& dir, int count) {
+// `keyed`: the seeds keyed-NNN instead, most of whose adds and calls are on keyed slots.
+int write_seeds(const fs::path& dir, int count, bool keyed) {
   using namespace hookset_model;
   fs::create_directories(dir);
-  Random r(20261124);
+  Random r(keyed ? 20261125 : 20261124);
   for (int n = 0; n < count; ++n) {
     Config config;
+    config.keyed_focus = keyed;
     config.reentrant = (n & 1) != 0;
     config.suspended = (n & 2) != 0;
     config.observe = (n & 4) != 0;
@@ -269,7 +293,7 @@ int write_seeds(const fs::path& dir, int count) {
     const std::vector<Op> ops = random_sequence(r, config, r.between(4, 80));
     const std::vector<std::uint8_t> bytes = hookset_fuzz::encode(config, ops);
     char name[32];
-    std::snprintf(name, sizeof name, "seed-%03d", n);
+    std::snprintf(name, sizeof name, keyed ? "keyed-%03d" : "seed-%03d", n);
     std::ofstream(dir / name, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
                static_cast<std::streamsize>(bytes.size()));
@@ -282,9 +306,13 @@ int write_seeds(const fs::path& dir, int count) {
 
 int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--write-seeds")
-    return write_seeds(argv[2], std::atoi(argv[3]));
+    return write_seeds(argv[2], std::atoi(argv[3]), false);
+  if (argc == 4 && std::string(argv[1]) == "--write-keyed-seeds")
+    return write_seeds(argv[2], std::atoi(argv[3]), true);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <file or directory>... | --write-seeds <dir> <count>\n",
+    std::fprintf(stderr,
+                 "usage: %s <file or directory>... | --write-seeds <dir> <count> | "
+                 "--write-keyed-seeds <dir> <count>\n",
                  argv[0]);
     return 2;
   }

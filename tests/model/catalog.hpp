@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -41,7 +42,18 @@ enum Who : int {
 };  // hooks: token > 0
 // Interceptors record under their token too: when they begin (with the x they got), when next
 // returned (with its result, for int results; else 0), when they caught what next threw.
-enum What : int { kBegin = 0, kResumed = 1, kIntercepted = 2, kNextReturned = 3, kCaught = 4 };
+// Keyed slots' hooks and defaults record the key they got (kKey, its index in `keys`, -1 for
+// another); an interceptor that calls next() a second time records how that ended (kSecondNext:
+// 1 std::logic_error, 2 another exception, 0 it ran).
+enum What : int {
+  kBegin = 0,
+  kResumed = 1,
+  kIntercepted = 2,
+  kNextReturned = 3,
+  kCaught = 4,
+  kKey = 5,
+  kSecondNext = 6
+};
 
 struct Event {
   int who;
@@ -61,6 +73,9 @@ inline std::string show(const Event& e) {
   if (e.what == kNextReturned)
     return "interceptor#" + std::to_string(e.who) + " got(" + std::to_string(e.value) + ")";
   if (e.what == kCaught) return "interceptor#" + std::to_string(e.who) + " caught";
+  if (e.what == kSecondNext)
+    return "interceptor#" + std::to_string(e.who) + " next again(" + std::to_string(e.value) + ")";
+  if (e.what == kKey) return who + " key#" + std::to_string(e.value);
   return who + (e.what == kResumed ? " resumed" : "(" + std::to_string(e.value) + ")");
 }
 
@@ -206,6 +221,87 @@ struct AsyncDescribe {
   }
 };
 
+// ---- keyed slots: the keys, the selectors' patterns, and which keys a selector selects ----------
+
+// Dispatches of keyed slots pick their key among these; registrations select keys with
+// key(keys[i]), prefix(prefixes[i]), glob(globs[i]), matching(predicate i) or every key.
+constexpr std::array<std::string_view, 6> keys = {"fs_read", "fs_write", "shell",
+                                                  "net",     "",         "fs_read_all"};
+constexpr int key_count = static_cast<int>(keys.size());
+constexpr std::array<std::string_view, 4> prefixes = {"fs_", "fs_read", "", "net_"};
+constexpr std::array<std::string_view, 6> globs = {"fs_*", "*read*", "?hell", "*", "f*_*e", "??"};
+constexpr int predicate_count = 4;  // even length, contains 'e', empty, never
+inline bool predicate(int which, std::string_view key) {
+  switch (which) {
+    case 0:
+      return key.size() % 2 == 0;
+    case 1:
+      return key.find('e') != std::string_view::npos;
+    case 2:
+      return key.empty();
+    default:
+      return false;
+  }
+}
+inline int key_index(std::string_view key) {
+  for (int i = 0; i < key_count; ++i)
+    if (keys[static_cast<std::size_t>(i)] == key) return i;
+  return -1;
+}
+
+// A registration's selector (Op::selector): every key without one (add<S>(hook)), any_key, one
+// key, a prefix, a glob, a predicate; `pattern` picks the key, prefix, glob or predicate.
+enum Selects : int { kNoSelector, kAnyKey, kExactKey, kPrefix, kGlob, kMatching };
+constexpr int selects_count = 6;
+inline int pattern_count(int selector) {
+  switch (selector) {
+    case kExactKey:
+      return key_count;
+    case kPrefix:
+      return static_cast<int>(prefixes.size());
+    case kGlob:
+      return static_cast<int>(globs.size());
+    case kMatching:
+      return predicate_count;
+    default:
+      return 1;
+  }
+}
+
+// The model's glob: '*' any run, '?' any one character (written plainly, recursively).
+inline bool model_glob(std::string_view pattern, std::string_view text) {
+  if (pattern.empty()) return text.empty();
+  if (pattern[0] == '*')
+    return model_glob(pattern.substr(1), text) ||
+           (!text.empty() && model_glob(pattern, text.substr(1)));
+  if (text.empty()) return false;
+  return (pattern[0] == '?' || pattern[0] == text[0]) &&
+         model_glob(pattern.substr(1), text.substr(1));
+}
+inline bool selects(int selector, int pattern, int key) {
+  const std::string_view k = keys[static_cast<std::size_t>(key)];
+  switch (selector) {
+    case kExactKey:
+      return pattern == key;
+    case kPrefix:
+      return k.substr(0, prefixes[static_cast<std::size_t>(pattern)].size()) ==
+             prefixes[static_cast<std::size_t>(pattern)];
+    case kGlob:
+      return model_glob(globs[static_cast<std::size_t>(pattern)], k);
+    case kMatching:
+      return predicate(pattern, k);
+    default:
+      return true;
+  }
+}
+// docs/semantics.md, keyed Singleton: a registration replaces one with the same selector (no
+// selector and any_key are the same; predicates never are).
+inline bool same_selector(int a, int pattern_a, int b, int pattern_b) {
+  const auto norm = [](int s) { return s == kNoSelector ? kAnyKey : s; };
+  if (norm(a) != norm(b) || a == kMatching) return false;
+  return norm(a) == kAnyKey || pattern_a == pattern_b;
+}
+
 // ---- the slots: every row of the dispatch table, sync and async defaults and companions
 // --------------
 
@@ -218,6 +314,7 @@ enum Flags : unsigned {
   kVoid = 16,
   kAsyncDefault = 32,
   kAsyncCompanions = 64,
+  kKeyed = 128,  // int(Call, std::string_view key), hookset::Keyed
 };
 
 struct SlotKind {
@@ -233,6 +330,7 @@ struct SlotKind {
     return mode != Mode::Singleton && mode != Mode::Pipeline && !has(kVoid) && !has(kChain) &&
            !has(kAggregate);
   }
+  constexpr bool keyed() const { return has(kKeyed); }
 };
 
 template <unsigned F>
@@ -266,8 +364,11 @@ struct slot_of<Signature, mp::mp_list<Options...>> {
 
 template <Mode M, unsigned F>
 using slot_base_t = typename slot_of<
-    std::conditional_t<(F & kVoid) != 0, void(Call), int(Call)>,
-    mp::mp_append<mp::mp_list<mode_t<M>>, option_if<(F & kChain) != 0, hookset::Chain<chain_t<F>>>,
+    std::conditional_t<
+        (F & kVoid) != 0, void(Call),
+        std::conditional_t<(F & kKeyed) != 0, int(Call, std::string_view), int(Call)>>,
+    mp::mp_append<mp::mp_list<mode_t<M>>, option_if<(F & kKeyed) != 0, hookset::Keyed>,
+                  option_if<(F & kChain) != 0, hookset::Chain<chain_t<F>>>,
                   option_if<(F & kAggregate) != 0, hookset::Aggregate<aggregate_t<F>>>,
                   option_if<(F & kFinalize) != 0, hookset::Finalize<finalize_t<F>>>,
                   option_if<(F & kOutput) != 0, hookset::Output<std::string>>>>::type;
@@ -283,15 +384,32 @@ inline Task<void> async_void_default(const Call& c) {
   co_return;
 }
 
-template <int Id, Mode M, unsigned F>
-struct ModelSlot : slot_base_t<M, F> {
-  static constexpr SlotKind kind{M, F};
+inline void record_key(int call, int who, std::string_view key) {
+  recorder.record(call, who, kKey, key_index(key));
+}
+
+// The default (a keyed slot's gets the key too, recorded).
+template <unsigned F, bool Keyed = (F & kKeyed) != 0>
+struct model_default {
   static auto default_impl(const Call& c) {
     if constexpr ((F & kAsyncDefault) != 0 && (F & kVoid) != 0) return async_void_default(c);
     else if constexpr ((F & kAsyncDefault) != 0) return async_default(c);
     else if constexpr ((F & kVoid) != 0) run_default(c);
     else return run_default(c);
   }
+};
+template <unsigned F>
+struct model_default<F, true> {
+  static auto default_impl(const Call& c, std::string_view key) {
+    record_key(c.id, by_default, key);
+    if constexpr ((F & kAsyncDefault) != 0) return async_default(c);
+    else return run_default(c);
+  }
+};
+
+template <int Id, Mode M, unsigned F>
+struct ModelSlot : slot_base_t<M, F>, model_default<F> {
+  static constexpr SlotKind kind{M, F};
 };
 
 using Nested = hookset::HookSet<ModelSlot<23, Mode::Always, kAsyncDefault>,
@@ -315,7 +433,8 @@ using Set = hookset::HookSet<
     ModelSlot<20, Mode::Always, kFinalize | kOutput>,
     ModelSlot<21, Mode::Fallback, kChain | kFinalize | kOutput | kAsyncCompanions>,
     ModelSlot<22, Mode::Always, kChain | kAggregate | kOutput>, ModelSlot<25, Mode::Pipeline, 0>,
-    ModelSlot<26, Mode::Pipeline, kAsyncDefault>, Nested>;
+    ModelSlot<26, Mode::Pipeline, kAsyncDefault>, ModelSlot<27, Mode::Always, kKeyed>,
+    ModelSlot<28, Mode::Singleton, kKeyed | kAsyncDefault>, Nested>;
 
 using Slots = Set::slots;
 constexpr int slot_count = static_cast<int>(mp::mp_size<Slots>::value);

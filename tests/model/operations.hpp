@@ -42,9 +42,21 @@ class Random {
 // What a model interceptor does (Op::variant of an Intercept), k being its Op::value: call
 // next with the argument it got; with x + k; change next's result (int: + k, Output string:
 // + "+k"; void and pipeline results stay); answer alone without next (int: k, string: "i<k>",
-// pipeline: complete with k); throw before next; catch what next throws and answer instead.
-enum Intercepts : int { kPassOn, kReplaceArgument, kChangeResult, kAnswer, kThrow, kCatch };
-constexpr int intercepts_count = 6;
+// pipeline: complete with k); throw before next; catch what next throws and answer instead;
+// call next a second time after the first returned (docs/semantics.md, interceptors: "at most
+// once" - the second fails with std::logic_error when awaited, which the interceptor catches and
+// records, then answers with the first result for an even k, lets through for an odd k).
+// A keyed slot's interceptor that replaces x also replaces the key by the next one of `keys`.
+enum Intercepts : int {
+  kPassOn,
+  kReplaceArgument,
+  kChangeResult,
+  kAnswer,
+  kThrow,
+  kCatch,
+  kNextTwice
+};
+constexpr int intercepts_count = 7;
 inline const char* intercepts_name(int variant) {
   switch (variant) {
     case kReplaceArgument:
@@ -57,6 +69,8 @@ inline const char* intercepts_name(int variant) {
       return "throws";
     case kCatch:
       return "catches";
+    case kNextTwice:
+      return "calls next twice";
     default:
       return "passes on";
   }
@@ -109,7 +123,42 @@ struct Op {
   bool suspend = false;
   OpList
       nested;  // add: operations the hook performs each time it runs; extend-fresh: the fresh set
+  // add to a keyed slot: the selector (Selects) and its pattern (catalog.hpp); call of a keyed
+  // slot: the key (an index in `keys`)
+  int selector = 0;
+  int pattern = 0;
+  int key = 0;
+  // add, intercept: named order (docs/semantics.md, section 13). name: 0 none given ("h<token>"
+  // when options are), 1-3 "a", "b", "c"; order: 0 none, 1-3 before "a".."c", 4-6 after "a".."c"
+  int name = 0;
+  int order = 0;
 };
+
+inline std::string order_name(int n) { return std::string(1, static_cast<char>('a' + n - 1)); }
+inline std::string describe_order(const Op& op) {
+  std::string text;
+  if (op.name) text += " name " + order_name(op.name);
+  if (op.order >= 1 && op.order <= 3) text += " before " + order_name(op.order);
+  if (op.order >= 4 && op.order <= 6) text += " after " + order_name(op.order - 3);
+  return text;
+}
+inline std::string describe_selector(const Op& op) {
+  const auto p = static_cast<std::size_t>(op.pattern);
+  switch (op.selector) {
+    case kAnyKey:
+      return " any_key";
+    case kExactKey:
+      return " key(\"" + std::string(keys[p]) + "\")";
+    case kPrefix:
+      return " prefix(\"" + std::string(prefixes[p]) + "\")";
+    case kGlob:
+      return " glob(\"" + std::string(globs[p]) + "\")";
+    case kMatching:
+      return " matching(#" + std::to_string(op.pattern) + ")";
+    default:
+      return "";
+  }
+}
 
 inline std::string describe(const Op& op);
 inline std::string describe(const std::vector<Op>& ops, const std::string& indent) {
@@ -136,7 +185,8 @@ inline std::string describe(const Op& op) {
               : op.own == 2 ? " shared_ptr"
               : op.own == 3 ? " Stateful"
                             : "")
-          << (op.multi ? " add_hooks (every slot)" : "");
+          << (op.multi ? " add_hooks (every slot)" : "") << describe_selector(op)
+          << describe_order(op);
       if (op.nested) out << " mutating {\n" << describe(*op.nested, "      ") << "    }";
       break;
     case Op::Remove:
@@ -171,6 +221,8 @@ inline std::string describe(const Op& op) {
           << (((op.variant >> 2) & 3) == 1   ? " frozen"
               : ((op.variant >> 2) & 3) == 2 ? " shared"
                                              : "");
+      if (slot_kinds[static_cast<std::size_t>(op.slot)].keyed())
+        out << " key \"" << keys[static_cast<std::size_t>(op.key)] << '"';
       if (op.cancel == -1) out << " stopped before start";
       else if (op.cancel == -2) out << " deadline passed";
       else if (op.cancel > 0) out << " stopped in hook " << op.cancel;
@@ -192,22 +244,41 @@ inline std::string describe(const Op& op) {
                                : "")
           << (op.own == 1   ? " borrowed"
               : op.own == 2 ? " shared_ptr"
-                            : "");
+                            : "")
+          << describe_order(op);
       break;
   }
   return out.str();
 }
 
 struct Config {
-  bool reentrant = false;  // hooks mutate the pool while they run
-  bool suspended = false;  // coroutine hooks park; Release operations resume them
-  bool observe = false;    // an observer counts warnings and checks hooks_run
-  bool services = false;   // failure policies, time limits, stop tokens, deadlines
-  bool forms = false;      // borrowed and shared hooks, add_hooks, frozen and shared sets
-  bool nested = false;     // running hooks dispatch too (with reentrant)
+  bool reentrant = false;    // hooks mutate the pool while they run
+  bool suspended = false;    // coroutine hooks park; Release operations resume them
+  bool observe = false;      // an observer counts warnings and checks hooks_run
+  bool services = false;     // failure policies, time limits, stop tokens, deadlines
+  bool forms = false;        // borrowed and shared hooks, add_hooks, frozen and shared sets
+  bool nested = false;       // running hooks dispatch too (with reentrant)
+  bool keyed_focus = false;  // generation only (fuzz seeds): most adds and calls on keyed slots
 };
 
+// A slot pick: with keyed_focus, a keyed slot three times in four.
+inline int random_slot(Random& r, const Config& config) {
+  if (config.keyed_focus && r.chance(75)) {
+    std::vector<int> keyed;
+    for (int i = 0; i < slot_count; ++i)
+      if (slot_kinds[static_cast<std::size_t>(i)].keyed()) keyed.push_back(i);
+    return keyed[static_cast<std::size_t>(r.below(static_cast<int>(keyed.size())))];
+  }
+  return r.below(slot_count);
+}
+
 inline Op random_add(Random& r, const Config& config, bool may_mutate);
+
+// A name (a, b, c: shared by several registrations) and a before/after constraint, sometimes.
+inline void random_order(Random& r, Op& op) {
+  if (r.chance(60)) op.name = r.between(1, 3);
+  if (r.chance(15)) op.order = r.between(1, 6);
+}
 
 // An interceptor registration. A synchronous interceptor runs the rest with sync_wait, which
 // would block for good around a parked hook: where hooks park, interceptors are coroutines.
@@ -215,7 +286,7 @@ inline Op random_intercept(Random& r, const Config& config) {
   Op op;
   op.kind = Op::Intercept;
   op.set = r.below(8);
-  op.slot = r.below(slot_count);
+  op.slot = random_slot(r, config);
   op.priority = r.chance(50) ? 0 : r.between(-3, 3);
   op.async = config.suspended || r.chance(50);
   op.value = r.between(-8, 30);
@@ -223,13 +294,26 @@ inline Op random_intercept(Random& r, const Config& config) {
   op.multi = r.chance(8);
   if (config.services) op.policy = r.chance(70) ? 0 : r.chance(70) ? 1 : r.between(2, 3);
   if (config.forms) op.own = r.chance(64) ? 0 : r.between(1, 2);
+  random_order(r, op);
   return op;
 }
 
 // What an operation may carry, whatever produced it (the generator, the fuzzer's decoder).
 inline void normalise(Op& op) {
+  if (op.kind == Op::Call && !slot_kinds[static_cast<std::size_t>(op.slot)].keyed()) op.key = 0;
+  if (op.kind != Op::Add && op.kind != Op::Intercept) op.name = op.order = 0;
+  if (op.kind != Op::Add) op.selector = op.pattern = 0;
   if (op.kind != Op::Add) return;
-  if (!op.async) op.suspend = false;  // only a coroutine hook can park
+  const SlotKind kind = slot_kinds[static_cast<std::size_t>(op.slot)];
+  // add_hooks, and with<S> (which takes no selector): every key
+  if (op.multi || op.variant || !kind.keyed()) op.selector = 0;
+  if (op.selector >= selects_count) op.selector %= selects_count;
+  op.pattern = op.selector ? op.pattern % pattern_count(op.selector) : 0;
+  // A Singleton slot that is not keyed keeps one hook, and does not check names (the library
+  // accepts unknown names there: see regressions.cpp); add_hooks gives every adapter one name.
+  if (op.multi || (kind.mode == Mode::Singleton && !kind.keyed())) op.name = op.order = 0;
+  if (kind.keyed() && op.own == 3) op.own = 0;  // (no Stateful keyed hooks: compile time)
+  if (!op.async) op.suspend = false;            // only a coroutine hook can park
   // A Stateful hook parked while holding its lock would make other dispatches wait their turn,
   // which the model does not follow.
   if (op.own == 3) op.suspend = false;
@@ -275,11 +359,13 @@ inline Op random_mutation(Random& r, const Config& config) {
   const int roll = r.below(100);
   if (config.nested && r.chance(20)) {  // a dispatch made by the running hook
     op.kind = Op::Call;
-    op.slot = r.below(slot_count);
+    op.slot = random_slot(r, config);
     op.value = r.between(-3, 40);
     op.variant = r.below(2);
+    op.key = r.below(key_count);
     if (config.forms && r.chance(30)) op.variant |= r.between(1, 2) << 2;
     if (config.services && r.chance(20)) op.cancel = r.chance(50) ? -1 : r.between(1, 3);
+    normalise(op);
   } else if (roll < 35) {
     op = r.chance(6) ? random_intercept(r, config) : random_add(r, config, false);
   } else if (roll < 65) {
@@ -308,7 +394,7 @@ inline Op random_add(Random& r, const Config& config, bool may_mutate) {
   Op op;
   op.kind = Op::Add;
   op.set = r.below(8);
-  op.slot = r.below(slot_count);
+  op.slot = random_slot(r, config);
   op.priority = r.chance(50) ? 0 : r.between(-3, 3);
   op.async = r.chance(40);
   op.value = r.between(-8, 30);
@@ -324,6 +410,11 @@ inline Op random_add(Random& r, const Config& config, bool may_mutate) {
     op.own = r.chance(64) ? 0 : r.between(1, 3);
     op.multi = r.chance(4);
   }
+  if (slot_kinds[static_cast<std::size_t>(op.slot)].keyed()) {
+    op.selector = r.below(selects_count);
+    op.pattern = r.below(pattern_count(op.selector));
+  }
+  random_order(r, op);
   normalise(op);
   if (may_mutate && config.reentrant && r.chance(15)) {
     std::vector<Op> mutations;
@@ -369,9 +460,11 @@ inline std::vector<Op> random_sequence(Random& r, const Config& config, int leng
       op.kind = Op::Drop;
     } else if (roll < 100) {
       op.kind = Op::Call;
-      op.slot = r.below(slot_count);
+      op.slot = random_slot(r, config);
       op.value = r.between(-3, 40);
       op.variant = r.below(2);
+      op.key = r.below(key_count);
+      normalise(op);
       if (config.forms && r.chance(30)) op.variant |= r.between(1, 2) << 2;
       if (config.services) {
         if (r.chance(30)) op.variant |= 2;

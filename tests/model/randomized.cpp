@@ -34,9 +34,20 @@
 // answering alone, throwing before next, or catching what next throws and answering instead;
 // removed by id, copied, extended, frozen and shared with the hooks. The model predicts the
 // interceptors' order (priority, then registration; the first outermost) and what each does
-// around the dispatch's ordinary prediction, its calls included. With `services`, interceptor
-// options with a failure policy or a time limit are refused; with `forms`, interceptors are also
-// borrowed (std::ref) and shared (std::shared_ptr).
+// around the dispatch's ordinary prediction, its calls included. Interceptors may also call
+// next() a second time (which must fail with std::logic_error, running nothing), and have names
+// and before/after constraints. Hooks and interceptors are ordered by priority, registration and
+// named order (docs/semantics.md, section 13): registrations and extends whose constraints name
+// nobody or form a cycle must throw OrderingError and change nothing. Two keyed slots (a fold
+// and a Singleton, docs/semantics.md, section 22) take hooks for one key, a prefix, a glob, a
+// predicate or every key; each dispatch picks a key, and the model predicts which hooks run (a
+// keyed Singleton: the last selecting one; a registration replaces one of the same selector),
+// the key every hook and the default gets (an interceptor replacing x also replaces the key:
+// the hooks stay those of the key the dispatch started with), keys<S>() and has_hooks<S>(k).
+// Observed sequences also check every per-hook observer event (interceptors' with
+// HookEvent::interceptor: position, id, name, failed or not; hooks': position). With `services`,
+// interceptor options with a failure policy or a time limit are refused; with `forms`, interceptors
+// are also borrowed (std::ref) and shared (std::shared_ptr).
 //
 // Seeded: HOOKSET_SEED (default below) picks the sequences; the seed is printed. On a mismatch the
 // failing prefix is shrunk (dropping operations while it still fails) and printed with the seed.
@@ -139,9 +150,12 @@ void run_variant(const Variant& variant) {
         variant.name, f.stopped, f.stopped_parked, f.deadline, f.failed_open, f.pipelines,
         f.borrowed, f.shared, f.stateful, f.multi, f.frozen_calls, f.shared_calls, f.nested);
   std::printf(
-      "[model/%s] interceptors: %zu intercept<S>, %zu intercept_all; %zu intercepted "
-      "dispatches\n",
-      variant.name, f.interceptors, f.intercept_all, f.intercepted);
+      "[model/%s] interceptors: %zu intercept<S>, %zu intercept_all (%zu calling next() twice); "
+      "%zu intercepted dispatches; %zu keyed dispatches, %zu registrations with a key, prefix, "
+      "glob or predicate; %zu registrations with a before/after constraint, %zu refused with "
+      "OrderingError (add, intercept, extend); %zu per-hook events checked\n",
+      variant.name, f.interceptors, f.intercept_all, f.next_twice, f.intercepted, f.keyed_calls,
+      f.keyed_selectors, f.named, f.refused, f.hook_marks);
   std::fflush(stdout);
   operations_checked += totals.operations + totals.hook_operations;
   std::printf("[model] %zu operations checked against the model so far in this run\n",
@@ -164,6 +178,9 @@ void run_variant(const Variant& variant) {
                f.frozen_calls > 0 && f.shared_calls > 0));
     if (variant.config.nested) REQUIRE(f.nested > 0);
     REQUIRE((f.interceptors > 0 && f.intercept_all > 0 && f.intercepted > 0));
+    REQUIRE((f.next_twice > 0 && f.keyed_calls > 0 && f.keyed_selectors > 0 && f.named > 0 &&
+             f.refused > 0));
+    if (sequences > 1) REQUIRE(f.hook_marks > 0);  // (observed: every other sequence)
   }
 }
 

@@ -35,6 +35,10 @@ struct ModelHook {
   OpList mutations;  // operations it performs on the pool each time it runs (may be null)
   int policy = 0;    // Op::policy: 0 none given (Propagate), 1 Propagate, 2 FailOpen, 3 FailClosed
   int limit = 0;     // Op::limit: 0 none, 1 expires before the hook returns, 2 never expires
+  int selector = 0;  // keyed slots: which keys it is for (Selects, catalog.hpp)
+  int pattern = 0;
+  std::string name{};             // with options: "h<token>" or a shared one ("a", "b", "c")
+  std::string before{}, after{};  // named order: one name, or none
 };
 
 // An interceptor (intercept<S>, or intercept_all: then the same token in every slot).
@@ -44,6 +48,8 @@ struct ModelInterceptor {
   bool async;
   int does;  // Intercepts
   int k;
+  std::string name{};
+  std::string before{}, after{};
 };
 inline std::string interceptor_throws(int token) {
   return "interceptor " + std::to_string(token) + " throws";
@@ -81,13 +87,67 @@ inline std::size_t total_hooks(const ModelSet& set) {
   return n;
 }
 
-// Hooks and interceptors alike (the first interceptor is the outermost).
+// Hooks and interceptors alike (the first interceptor is the outermost): docs/semantics.md,
+// section 13 - by priority, then registration (a stable sort of the arrival order), then the
+// named order: a stable topological sort, each step taking the earliest registration whose
+// before/after constraints allow it; a constraint names every other registration (every other
+// entry: a set extended with itself holds each twice) of that name. Nothing when the new
+// registration `checked` (a token; 0: none) names a name nobody has, or when the constraints
+// form a cycle (OrderingError).
 template <class Registration>
-std::vector<Registration> dispatch_order(std::vector<Registration> registrations) {
+std::optional<std::vector<Registration>> named_order(std::vector<Registration> registrations,
+                                                     int checked = 0) {
   std::stable_sort(
       registrations.begin(), registrations.end(),
       [](const Registration& a, const Registration& b) { return a.priority < b.priority; });
-  return registrations;
+  if (std::all_of(registrations.begin(), registrations.end(),
+                  [](const Registration& r) { return r.before.empty() && r.after.empty(); }))
+    return registrations;
+  const std::size_t n = registrations.size();
+  std::vector<std::vector<std::size_t>> later(n);  // later[i]: must run after i
+  std::vector<std::size_t> waits(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const bool before : {true, false}) {
+      const std::string& name = before ? registrations[i].before : registrations[i].after;
+      if (name.empty()) continue;
+      bool found = false;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == i || registrations[j].name != name) continue;
+        found = true;
+        later[before ? i : j].push_back(before ? j : i);
+        ++waits[before ? j : i];
+      }
+      if (!found && registrations[i].token == checked) return std::nullopt;
+    }
+  }
+  std::vector<Registration> ordered;
+  std::vector<bool> placed(n, false);
+  while (ordered.size() < n) {
+    std::size_t next = 0;
+    while (next < n && (placed[next] || waits[next] != 0)) ++next;
+    if (next == n) return std::nullopt;  // a cycle
+    placed[next] = true;
+    ordered.push_back(registrations[next]);
+    for (std::size_t to : later[next]) --waits[to];
+  }
+  return ordered;
+}
+template <class Registration>
+std::vector<Registration> dispatch_order(const std::vector<Registration>& registrations) {
+  std::optional<std::vector<Registration>> ordered = named_order(registrations);
+  return ordered ? std::move(*ordered) : registrations;  // (the model never keeps a cycle)
+}
+
+// docs/semantics.md, keyed slots: a dispatch for `key` runs the registrations that select it,
+// in the slot's order; a keyed Singleton the last of them.
+inline std::vector<ModelHook> hooks_for_key(SlotKind kind, const std::vector<ModelHook>& hooks,
+                                            int key) {
+  std::vector<ModelHook> ordered = dispatch_order(hooks);
+  if (!kind.keyed()) return ordered;
+  std::erase_if(ordered, [&](const ModelHook& h) { return !selects(h.selector, h.pattern, key); });
+  if (kind.mode == Mode::Singleton && ordered.size() > 1)
+    ordered.erase(ordered.begin(), ordered.end() - 1);
+  return ordered;
 }
 
 // What happens during a dispatch besides its calls: hooks performing operations, hooks parking.
@@ -98,7 +158,27 @@ struct Step {
   int begun = 0;  // hooks begun by the dispatch so far (a stop requested now stops it at this hook)
 };
 
+// A per-hook observer event of the dispatch (docs/semantics.md, sections 19 and 21): hooks by
+// their position in the dispatch's order; interceptors by position, registration and name, and
+// whether they ended failed.
+struct HookMark {
+  bool interceptor = false;
+  bool end = false;
+  int position = 0;
+  int token = 0;  // interceptors (the executor compares their HookIds)
+  std::string name{};
+  bool failed = false;
+  friend bool operator==(const HookMark&, const HookMark&) = default;
+};
+inline std::string show(const HookMark& m) {
+  std::string text = std::string(m.interceptor ? "I" : "H") + std::to_string(m.position) +
+                     (m.end ? (m.failed ? ".end(failed)" : ".end") : ".begin");
+  if (m.interceptor && !m.end) text += "(#" + std::to_string(m.token) + " '" + m.name + "')";
+  return text;
+}
+
 struct Prediction {
+  std::vector<HookMark> marks;
   std::vector<Event> events;
   std::vector<Step> steps;
   std::string result;
@@ -116,15 +196,16 @@ class Predictor {
  public:
   // `stop_at`: the dispatch is stopped when its stop_at-th hook begins (0: before it starts);
   // `deadline_passed`: its deadline is already over when it starts.
-  Predictor(SlotKind kind, const ModelSlotState& state, Call call,
+  Predictor(SlotKind kind, const ModelSlotState& state, Call call, int key = 0,
             std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
-        hooks_(dispatch_order(state.hooks)),
+        hooks_(hooks_for_key(kind, state.hooks, key)),  // the key looked up at the start
         interceptors_(dispatch_order(state.interceptors)),
         limit_(state.chain.value_or(default_limit)),
         weight_(state.aggregate.value_or(default_weight)),
         offset_(state.finalize.value_or(default_offset)),
         call_(call),
+        key_(key),
         input_(call.x),
         stop_at_(stop_at),
         deadline_passed_(deadline_passed) {}
@@ -134,7 +215,7 @@ class Predictor {
       // A dispatch stopped or late before it starts runs nothing, interceptors included.
       if (deadline_passed_) throw ModelThrow{"timeout[]"};
       if (stop_at_ && *stop_at_ == 0) throw ModelThrow{"cancelled"};
-      p_.result = intercepted(0, call_.x);
+      p_.result = intercepted(0, call_.x, key_);
     } catch (const ModelThrow& error) {
       p_.result = "throw:" + error.what;
       p_.failed = true;
@@ -144,6 +225,7 @@ class Predictor {
 
  private:
   int run_default() {
+    if (kind_.keyed()) p_.events.push_back({by_default, kKey, key_});
     p_.events.push_back({by_default, kBegin, input_});
     if (input_ == default_throws_on) throw ModelThrow{"default rejects 13"};
     return input_;
@@ -152,6 +234,14 @@ class Predictor {
   // dispatch goes on as if it had not run).
   std::optional<int> run_hook(const ModelHook& hook, std::optional<int> last = std::nullopt) {
     const int begun = static_cast<int>(++p_.hooks_run);
+    const int position = static_cast<int>(&hook - hooks_.data());
+    p_.marks.push_back({false, false, position});
+    struct End {  // the hook's end event, however it ends
+      Prediction& p;
+      int position;
+      ~End() { p.marks.push_back({false, true, position}); }
+    } end{p_, position};
+    if (kind_.keyed()) p_.events.push_back({hook.token, kKey, key_});
     p_.events.push_back({hook.token, kBegin, kind_.fold() ? encode(last) : input_});
     if (hook.mutations) p_.steps.push_back({Step::Mutate, hook.token, hook.mutations, begun});
     if (hook.behaviour.suspend) {
@@ -161,16 +251,14 @@ class Predictor {
     // Stopped while this hook ran: the dispatch ends cancelled, whatever the hook did.
     if (stop_at_ && begun >= *stop_at_) throw ModelThrow{"cancelled"};
     std::optional<std::string> failure;
-    if (hook.limit == 1)
-      failure = "timeout[" + hook_name(hook.token) + "]";  // the limit wins over a throw
+    if (hook.limit == 1) failure = "timeout[" + hook.name + "]";  // the limit wins over a throw
     else if (hook.behaviour.throws) failure = hook_throws(hook.token);
     if (failure) {
       if (hook.policy == 2) {
         p_.steps.push_back({Step::Warn, hook.token, nullptr, begun});
         return std::nullopt;
       }
-      if (hook.policy == 3)
-        throw ModelThrow{"failclosed[" + hook_name(hook.token) + "]:" + *failure};
+      if (hook.policy == 3) throw ModelThrow{"failclosed[" + hook.name + "]:" + *failure};
       throw ModelThrow{*failure};
     }
     if (kind_.mode == Mode::Pipeline) return hook.behaviour.k;
@@ -196,24 +284,41 @@ class Predictor {
   }
 
   // docs/semantics.md, interceptors: the i-th interceptor around the rest (the later ones, then
-  // the slot's dispatch), which runs with the argument `x` it is given.
-  std::string intercepted(std::size_t i, int x) {
+  // the slot's dispatch), which runs with the argument `x` and key it is given (a keyed
+  // dispatch's hooks were looked up by its own key at the start). Each interceptor's run is a
+  // hook event (interceptor set) around the events of what its next() ran; it ends failed when
+  // it throws. Depth: one level per interceptor, whose number the executor bounds.
+  std::string intercepted(std::size_t i, int x, int key) {
     if (i == interceptors_.size()) {
       call_.x = input_ = x;
+      key_ = key;
       return dispatch();
     }
     const ModelInterceptor& ic = interceptors_[i];
+    const int position = static_cast<int>(i);
+    p_.marks.push_back({true, false, position, ic.token, ic.name});
+    std::string result;
+    try {
+      result = intercept(ic, i, x, key);
+    } catch (const ModelThrow&) {
+      p_.marks.push_back({true, true, position, 0, {}, true});
+      throw;
+    }
+    p_.marks.push_back({true, true, position});
+    return result;
+  }
+  std::string intercept(const ModelInterceptor& ic, std::size_t i, int x, int key) {
     p_.events.push_back({ic.token, kIntercepted, x});
-    const auto rest = [&](int argument) {
-      std::string result = intercepted(i + 1, argument);
+    const auto rest = [&](int argument, int with_key) {
+      std::string result = intercepted(i + 1, argument, with_key);
       p_.events.push_back({ic.token, kNextReturned, kind_.int_result() ? std::stoll(result) : 0});
       return result;
     };
     switch (ic.does) {
       case kReplaceArgument:
-        return rest(x + ic.k);
+        return rest(x + ic.k, kind_.keyed() ? (key + 1) % key_count : key);
       case kChangeResult:
-        return interceptor_change(kind_, rest(x), ic.k);
+        return interceptor_change(kind_, rest(x, key), ic.k);
       case kAnswer:
         p_.decided_by = 0;
         return interceptor_answer(kind_, ic.k, x);
@@ -221,14 +326,20 @@ class Predictor {
         throw ModelThrow{interceptor_throws(ic.token)};
       case kCatch:
         try {
-          return rest(x);
+          return rest(x, key);
         } catch (const ModelThrow&) {
           p_.events.push_back({ic.token, kCaught, 0});
           p_.decided_by = 0;
           return interceptor_answer(kind_, ic.k, x);
         }
+      case kNextTwice: {  // the second next() runs nothing: std::logic_error
+        std::string result = rest(x, key);
+        p_.events.push_back({ic.token, kSecondNext, 1});
+        if (ic.k % 2 != 0) throw ModelThrow{"next twice"};
+        return result;
+      }
       default:
-        return rest(x);
+        return rest(x, key);
     }
   }
 
@@ -340,6 +451,7 @@ class Predictor {
   std::vector<ModelInterceptor> interceptors_;  // the snapshot's, in dispatch order
   int limit_, weight_, offset_;                 // the companions' parameters
   Call call_;
+  int key_;    // keyed slots: the key (an index in `keys`) as the hooks get it
   int input_;  // the input as rewritten so far (pipelines; else the call's x)
   std::optional<int> stop_at_;
   bool deadline_passed_;
