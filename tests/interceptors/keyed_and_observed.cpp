@@ -122,29 +122,3 @@ TEST_CASE(
   CHECK(observer.warnings[0].find("Plain: hook 'flaky' failed and was skipped (fail-open)") == 0);
   CHECK(observer.dispatches == 1);
 }
-
-namespace {
-// Fills the stack below the caller with garbage, where the next call's locals will live.
-[[gnu::noinline]] void scribble_stack() {
-  volatile unsigned char junk[8192];
-  for (auto& byte : junk) byte = 0xA5;
-}
-}  // namespace
-
-TEST_CASE("a keyed dispatch filtered for its key, with interceptors, stopped before it starts") {
-  // (Its list, filtered for the key, is held from the start: the dispatch must still know that
-  // its interceptors never started when it is destroyed.)
-  Set set;
-  set.add<Route>(hookset::prefix("fs_"), noting("prefix"));
-  set.intercept_all(around_all());
-  hookset::stop_source stop;
-  stop.request_stop();
-  for (int i = 0; i < 100; ++i) {
-    fresh_log();
-    scribble_stack();
-    CHECK_THROWS_AS(
-        hookset::sync_wait(set.call<Route>("fs_read").with_stop_token(stop.get_token())),
-        hookset::DispatchCancelled);
-    CHECK(test_support::logged().empty());
-  }
-}

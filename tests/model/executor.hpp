@@ -1312,13 +1312,6 @@ class Executor {
     flight.key = op.key % key_count;
     flight.snapshot = model_[index][static_cast<std::size_t>(op.slot)];
     int cancel = op.cancel;
-    // Known library bug (regressions.cpp, "[known-bug]"): a keyed dispatch over a list filtered
-    // for its key (no exact registration, some matcher) in a slot with interceptors, stopped or
-    // late before it starts, deletes an interceptor state it never made when destroyed. Such a
-    // dispatch runs unstopped here.
-    if (cancel < 0 && filtered_with_interceptors(slot_kinds[static_cast<std::size_t>(op.slot)],
-                                                 flight.snapshot, flight.key))
-      cancel = 0;
     flight.has_token = (op.variant & 2) != 0 || cancel == -1 || cancel > 0;
     flight.deadline_passed = cancel == -2;
     flight.stop_at = std::max(cancel, 0);
@@ -1337,16 +1330,6 @@ class Executor {
     advance_model(flight);
     --call_depth_;
     return flight;
-  }
-
-  static bool filtered_with_interceptors(SlotKind kind, const ModelSlotState& slot, int key) {
-    if (!kind.keyed() || slot.interceptors.empty()) return false;
-    bool matcher = false;
-    for (const ModelHook& h : slot.hooks) {
-      if (h.selector == kExactKey && h.pattern == key) return false;
-      matcher = matcher || h.selector >= kPrefix;
-    }
-    return matcher;
   }
 
   // The real side: starts the dispatch (on the pool's set at the same index as the model's), and

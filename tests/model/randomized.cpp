@@ -43,7 +43,7 @@
 // predicate or every key; each dispatch picks a key, and the model predicts which hooks run (a
 // keyed Singleton: the last selecting one; a registration replaces one of the same selector),
 // the key every hook and the default gets (an interceptor replacing x also replaces the key:
-// the hooks stay those of the key the dispatch started with), keys<S>() and has_hooks<S>(k).
+// the hooks are then those of the new key), keys<S>() and has_hooks<S>(k).
 // Observed sequences also check every per-hook observer event (interceptors' with
 // HookEvent::interceptor: position, id, name, failed or not; hooks': position). With `services`,
 // interceptor options with a failure policy or a time limit are refused; with `forms`, interceptors

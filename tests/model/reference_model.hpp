@@ -199,6 +199,7 @@ class Predictor {
   Predictor(SlotKind kind, const ModelSlotState& state, Call call, int key = 0,
             std::optional<int> stop_at = std::nullopt, bool deadline_passed = false)
       : kind_(kind),
+        all_hooks_(&state.hooks),
         hooks_(hooks_for_key(kind, state.hooks, key)),  // the key looked up at the start
         interceptors_(dispatch_order(state.interceptors)),
         limit_(state.chain.value_or(default_limit)),
@@ -285,12 +286,14 @@ class Predictor {
 
   // docs/semantics.md, interceptors: the i-th interceptor around the rest (the later ones, then
   // the slot's dispatch), which runs with the argument `x` and key it is given (a keyed
-  // dispatch's hooks were looked up by its own key at the start). Each interceptor's run is a
+  // dispatch's hooks are those of the key the last interceptor passes on, from the snapshot
+  // taken at the start). Each interceptor's run is a
   // hook event (interceptor set) around the events of what its next() ran; it ends failed when
   // it throws. Depth: one level per interceptor, whose number the executor bounds.
   std::string intercepted(std::size_t i, int x, int key) {
     if (i == interceptors_.size()) {
       call_.x = input_ = x;
+      if (kind_.keyed() && key != key_) hooks_ = hooks_for_key(kind_, *all_hooks_, key);
       key_ = key;
       return dispatch();
     }
@@ -447,7 +450,8 @@ class Predictor {
   }
 
   SlotKind kind_;
-  std::vector<ModelHook> hooks_;                // the snapshot, in dispatch order
+  const std::vector<ModelHook>* all_hooks_;     // the slot's snapshot, every key's
+  std::vector<ModelHook> hooks_;                // the hooks of the dispatch's key, in order
   std::vector<ModelInterceptor> interceptors_;  // the snapshot's, in dispatch order
   int limit_, weight_, offset_;                 // the companions' parameters
   Call call_;

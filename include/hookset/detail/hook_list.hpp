@@ -327,12 +327,12 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
     const hook_record& record = *entry.record;
     if (!record.before.empty() || !record.after.empty()) {
       const bool before = !record.before.empty();
-      throw OrderingError(std::string(slot),
-                          "registration '" + record.name + "' asks to run " +
-                              (before ? "before '" + record.before.front()
-                                      : "after '" + record.after.front()) +
-                              "', but a singleton slot keeps one hook: there is no other to "
-                              "order it against");
+      throw OrderingError(
+          std::string(slot),
+          "registration '" + record.name + "' asks to run " +
+              (before ? "before '" + record.before.front() : "after '" + record.after.front()) +
+              "', but a singleton slot keeps one hook: there is no other to "
+              "order it against");
     }
     const bool replaced = owner.count() != 0;
     owner.modify([&](hook_list& list) {
