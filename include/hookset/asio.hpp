@@ -276,16 +276,57 @@ auto track_work(const AnyExecutor& executor) {
   else return net::make_work_guard(executor);
 }
 
-// The last step of run_operation: destroys the coroutine's frame - the dispatch, its arguments
-// and everything else the operation owned - and then runs `deliver`, which hands the result on.
-// (Asio's rule: an operation releases its state before its handler is invoked.) Awaited as a
-// named variable: the awaiter lives in the frame, so `deliver` is moved out before the frame goes.
-template <class Deliver>
+// The handler's call with the dispatch's outcome, run on the handler's executor. The slot is
+// cleared there, where the caller emits its cancellations (a cancellation slot is not
+// thread-safe: clearing it from the thread the dispatch finished on could race an emit).
+template <class Handler, class Result>
+struct completion {
+  Handler handler;
+  net::cancellation_slot slot;
+  std::exception_ptr error;
+  std::optional<std::conditional_t<std::is_void_v<Result>, int, Result>> value;
+
+  void operator()() {
+    if (slot.is_connected()) slot.clear();
+    if constexpr (std::is_void_v<Result>) {
+      std::move(handler)(error);
+    } else {
+      if (!value) value.emplace();  // (an error: the value is ignored)
+      std::move(handler)(error, std::move(*value));
+    }
+  }
+};
+
+// Hands a completion to the handler's executor: never inside the initiating function (Asio's
+// rule), so a dispatch that completed at once is posted; one that suspended completes on the
+// handler's executor. A dispatch that suspended may finish on any thread: that thread keeps the
+// work on the handler's executor (`held`) until its post has returned - the handler may run, and
+// the context's run() return, on another thread meanwhile, and the context must outlive the post
+// (it stops when the last work goes, under its own lock). One that completed at once posts from
+// inside the caller's initiating call, and holds no work.
+template <class Completion, class HandlerExecutor, class Work>
+struct delivery {
+  Completion complete;
+  HandlerExecutor executor;
+  bool completed_inline;
+  std::optional<Work> held;
+
+  void operator()() {
+    if (completed_inline) net::post(executor, std::move(complete));
+    else net::dispatch(executor, std::move(complete));
+  }
+};
+
+// The last step of run_operation, awaited as a named variable: destroys the coroutine's frame -
+// the dispatch, its arguments and everything else the operation owned - and then hands the
+// result on (Asio's rule: an operation releases its state before its handler is invoked). The
+// awaiter lives in the frame, so the delivery is moved out before the frame goes.
+template <class Delivery>
 struct destroy_frame_then {
-  Deliver deliver;
+  Delivery deliver;
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> frame) noexcept {
-    Deliver then = std::move(deliver);
+    Delivery then = std::move(deliver);
     frame.destroy();
     then();  // (noexcept: a post that cannot allocate terminates, as it did inside the frame)
   }
@@ -381,32 +422,15 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   }
   from_caller.reset();
 
-  // The slot is cleared on the handler's executor, where the caller emits its cancellations
-  // (a cancellation slot is not thread-safe: clearing it from the thread the dispatch finished
-  // on could race an emit).
-  auto complete = [handler = std::move(handler), slot, error, value = std::move(value)]() mutable {
-    if (slot.is_connected()) slot.clear();
-    if constexpr (std::is_void_v<result>) {
-      static_cast<void>(value);  // (nothing to hand on; named so Clang 16 sees the capture used)
-      std::move(handler)(error);
-    } else {
-      if (!value) value.emplace();  // (an error: the value is ignored)
-      std::move(handler)(error, std::move(*value));
-    }
-  };
-  // Never inside the initiating function (Asio's rule): a dispatch that completed at once is
-  // posted; one that suspended completes on the handler's executor. This thread keeps work on
-  // the handler's executor until the post has returned: the handler may run, and the context's
-  // run() return, on another thread meanwhile, and the context must outlive the post (it stops
-  // when the last work goes, under its own lock). The work on the hooks' executor goes with the
-  // frame.
-  auto deliver =
-      [complete = std::move(complete), handler_executor, completed_inline,
-       held = handler_work ? std::move(*handler_work) : track_work(handler_executor)]() mutable {
-    if (completed_inline) net::post(handler_executor, std::move(complete));
-    else net::dispatch(handler_executor, std::move(complete));
-  };
-  destroy_frame_then<decltype(deliver)> finish{std::move(deliver)};
+  // The frame goes first, then the handler is called (built in place: each piece moved once
+  // into the awaiter, once out of it before the frame goes).
+  using handler_executor_t = decltype(handler_executor);
+  using work_t = decltype(track_work(handler_executor));
+  destroy_frame_then<delivery<completion<Handler, result>, handler_executor_t, work_t>> finish{
+      {{std::move(handler), slot, error, std::move(value)},
+       std::move(handler_executor),
+       completed_inline,
+       std::move(handler_work)}};
   co_await finish;
 }
 
