@@ -23,10 +23,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # about 10.5k its dependencies': boost/hana/type.hpp (slot_c) +3.9k, Boost.Mp11's algorithms
 # +3.3k, <variant> (pipeline results) +1.8k, <mutex>/<condition_variable> (the timer thread,
 # shared sets) +1.3k.
+# Raised 2026-11-27 to hook_set.hpp +17,400 and hookset.hpp +18,000 (measured +17,305 and
+# +17,928): hookset's own code grew by ~60 lines (a concurrent slot acting on a failure when it
+# happens, next() counted when called, a keyed interceptor's new key, the singleton ordering
+# check), no new include.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=17300"
-  "hookset/hookset.hpp=17900")
+  "hookset/hook_set.hpp=17400"
+  "hookset/hookset.hpp=18000")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

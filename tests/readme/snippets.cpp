@@ -100,7 +100,7 @@ TEST_CASE("README: a dispatch built with a stop token and a timeout, then co_awa
   CHECK(hookset::sync_wait(check_with_options(hooks, stop, call)) == "no shell");
 }
 
-TEST_CASE("README: the stop token reaches the running hook; the dispatch ends cancelled") {
+TEST_CASE("README: the stop token reaches the running hook, and the dispatch ends cancelled") {
   AppHooks hooks;
   std::atomic<bool> waiting{false};
   hooks.add<CheckToolCall>(
