@@ -53,11 +53,12 @@ class Next<S, boost::mp11::mp_list<A...>> {
   // The slot the interceptor wraps (a set-wide interceptor wraps them all).
   static constexpr std::string_view slot_name() noexcept { return hookset::slot_name<S>; }
 
-  // Runs the rest of the dispatch with `args` (the ones the interceptor got, or others). Call
-  // it at most once: a second call's Task fails with std::logic_error. The Task runs when
-  // awaited.
-  Task<output> operator()(detail::bound_t<A>... args) const {
-    return detail::dispatch<detail::kind_of<S>>::run_rest(
+  // The rest of the dispatch with `args` (the ones the interceptor got, or others), as an
+  // awaitable of `output` that runs when awaited (co_await it, or hookset::sync_wait it in a
+  // synchronous interceptor); it converts to Task<output>. Call it at most once: what a second
+  // call returns fails with std::logic_error when awaited.
+  auto operator()(detail::bound_t<A>... args) const {
+    return typename detail::dispatch<detail::kind_of<S>>::next_call(
         handle_, static_cast<detail::bound_t<A>&&>(args)...);
   }
 

@@ -3,12 +3,46 @@
 #include "hookset_catch.hpp"
 #include "test_support.hpp"
 
+#include <cstdlib>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <hookset/hookset.hpp>
+
+// Heap allocations of the calling thread, counted: an unobserved dispatch's interceptor layer
+// must make none (a synchronous chain: not even a coroutine frame, which a fresh thread's empty
+// frame pool would take from the heap). The unaligned family is replaced, as tests/task/task.cpp
+// does (GCC's sanitizer runtimes are shared libraries and link with it).
+namespace {
+thread_local constinit long heap_allocations = 0;
+void* counted_malloc(std::size_t size) noexcept {
+  ++heap_allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* counted_malloc_or_throw(std::size_t size) {
+  if (void* block = counted_malloc(size)) return block;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete[](void* block) noexcept { std::free(block); }
+void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
 
 using hookset::Next;
 using hookset::Task;
@@ -38,6 +72,12 @@ struct Choose : hookset::Slot<std::optional<std::string>(std::string task), hook
                               hookset::Chain<hookset::FirstSuccess>> {
   static std::optional<std::string> default_impl(const std::string&) { return "small"; }
 };
+
+// Logs nothing (its default neither): for the tests that count allocations.
+struct Quiet : hookset::Slot<int(int x), hookset::Always> {
+  static int default_impl(int x) { return x + 1; }
+};
+using QuietSet = hookset::HookSet<Quiet>;
 
 using Inner = hookset::HookSet<Notify>;
 using Set = hookset::HookSet<Fold, Pick, Choose, Inner>;
@@ -286,4 +326,89 @@ TEST_CASE("a generic interceptor may return next(args...) itself: a pass-through
   hookset::sync_wait(set.call<Notify>(std::string("n")));
   CHECK(calls == 2);
   CHECK(log == Log{"default(1)", "h(1, last=1)", "default n"});
+}
+
+// ---- the interceptor layer of an unobserved dispatch ------------------------------------------
+// A dispatch nobody observes and given no options runs its interceptors as plain calls: a
+// synchronous chain around plain hooks makes no coroutine frame and no allocation, a coroutine
+// interceptor only its own (recycled) frame. The rules are the same as when observed.
+
+TEST_CASE("an unobserved synchronous interceptor chain allocates nothing, not even a frame") {
+  QuietSet set;
+  set.add<Quiet>([](int x, std::optional<int> last) { return *last + x; });
+  set.add<Quiet>([](int x, std::optional<int> last) { return *last * x; });
+  set.intercept<Quiet>([](Next<Quiet> next, int x) { return hookset::sync_wait(next(x)) + 1; });
+  set.intercept<Quiet>([](Next<Quiet> next, int x) { return hookset::sync_wait(next(x + 1)); });
+  long allocations = -1;
+  int result = 0;
+  // A fresh thread: its frame pool is empty, so a coroutine frame would come from the heap.
+  std::thread([&] {
+    heap_allocations = 0;
+    result = hookset::sync_wait(set.call<Quiet>(2));
+    allocations = heap_allocations;
+  }).join();
+  CHECK(result == (4 + 3) * 3 + 1);  // next(3): the default's 4, the hooks' (4 + 3) * 3; + 1
+  CHECK(allocations == 0);
+}
+
+TEST_CASE("an unobserved coroutine interceptor allocates nothing once its frame is recycled") {
+  QuietSet set;
+  set.add<Quiet>([](int x, std::optional<int> last) { return *last + x; });
+  set.intercept<Quiet>(
+      [](Next<Quiet> next, int x) -> Task<int> { co_return co_await next(x) * 2; });
+  CHECK(hookset::sync_wait(set.call<Quiet>(1)) == 6);  // warms this thread's frame pool
+  heap_allocations = 0;
+  int total = 0;
+  for (int i = 0; i < 10; ++i) total += hookset::sync_wait(set.call<Quiet>(i));
+  CHECK(heap_allocations == 0);
+  CHECK(total == 4 * 45 + 20);  // each (i + 1 + i) * 2
+}
+
+TEST_CASE("an unobserved interceptor's rest runs over the snapshot the dispatch started with") {
+  Log& log = fresh_log();
+  Set set;
+  set.add<Fold>(fold_hook("h", 1));
+  set.intercept<Fold>([&set](Next<Fold> next, int x) {
+    set.add<Fold>(fold_hook("late", 100));  // registered during the dispatch: not in it
+    return hookset::sync_wait(next(x));
+  });
+  CHECK(hookset::sync_wait(set.call<Fold>(1)) == 11);
+  CHECK(log == Log{"default(1)", "h(1, last=1)"});
+  CHECK(set.count<Fold>() == 2);
+}
+
+TEST_CASE(
+    "an unobserved synchronous interceptor around a suspending hook and a fail-open one: the "
+    "rest's bookkeeping holds") {
+  fresh_log();
+  Set set;
+  test_support::CrossThreadEvent resumed;
+  set.add<Fold>([&resumed](int, std::optional<int> last) -> Task<int> {
+    co_await resumed;  // resumed on another thread, while the interceptor waits in sync_wait
+    co_return *last + 1;
+  });
+  set.add<Fold>([](int, std::optional<int>) -> int { throw std::runtime_error("broken"); },
+                {.name = "flaky", .on_failure = hookset::FailOpen});
+  set.intercept<Fold>([](Next<Fold> next, int x) {
+    note("before");
+    const int result = hookset::sync_wait(next(x));
+    note("after");
+    return result;
+  });
+  std::thread firing([&resumed] { resumed.fire_when_waited_on(); });
+  CHECK(hookset::sync_wait(set.call<Fold>(5)) == 6);  // the fail-open hook is skipped
+  firing.join();
+  CHECK(test_support::logged() == Log{"before", "default(5)", "after"});
+}
+
+TEST_CASE("what next() returns converts to a Task, counted when made, in an unobserved dispatch") {
+  Set set;
+  set.add<Fold>([](int x, std::optional<int> last) { return *last + x; });
+  set.intercept<Fold>([](Next<Fold> next, int x) -> Task<int> {
+    Task<int> first = next(x);
+    const int result = co_await std::move(first);
+    CHECK_THROWS_AS(hookset::sync_wait(next(x)), std::logic_error);  // a second next()
+    co_return result;
+  });
+  CHECK(hookset::sync_wait(set.call<Fold>(4)) == 8);
 }

@@ -306,8 +306,8 @@ inline std::string_view interceptor_key(int does, std::string_view key) {
 // kNextTwice: next() called again once the first returned; it must fail with std::logic_error
 // when awaited (recorded), which an odd k lets through. (sync_wait even in a coroutine
 // interceptor: it fails before anything runs.)
-template <class T>
-void second_next(int token, int k, const Call& c, Task<T> again) {
+template <class Awaitable>  // (what next() returns)
+void second_next(int token, int k, const Call& c, Awaitable again) {
   try {
     hookset::sync_wait(std::move(again));
     recorder.record(c.id, token, kSecondNext, 0);

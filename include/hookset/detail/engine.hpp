@@ -408,11 +408,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             return start_without_hooks_outlined();
           else return start_without_hooks();
         }
-        if (list_->all_plain) {
-          if constexpr (plain_fold_loop) return run_plain_fold();
-          else if constexpr (plain_chain_loop) return run_plain_chain();
-          else return start_plain_outlined();
-        }
+        if (list_->all_plain) return start_all_plain();
+        if constexpr (!Kind::is_keyed)
+          if (list_->any_interceptor) return start_intercepted_unwatched();
       }
     }
     return start_watched();
@@ -423,6 +421,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // context of the coroutine awaiting the dispatch.
   template <class Promise>
   auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    // The unwatched interceptor layer's first interceptor, a coroutine: awaited directly (the
+    // driver has nothing to do for it), its result taken by await_resume.
+    if (awaits_interceptor_directly()) {
+      flags_ |= driving;  // (handed over: await_resume and release() know to what)
+      return get_awaiter(std::move(pending_intercepted_.get())).await_suspend(waiting);
+    }
     // (Before the driver starts the pending awaitable: nothing of this dispatch runs yet.)
     if constexpr (!std::derived_from<Promise, await_context_carrier>)
       if (flags_ & has_context) context_->forget_parent();
@@ -431,14 +435,22 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
   }
 
-  output await_resume() {
-    if (flags_ & driving)
+  HOOKSET_ALWAYS_INLINE output await_resume() {
+    if (flags_ & driving) [[unlikely]] {
+      if (awaits_interceptor_directly()) [[unlikely]]
+        return resume_interceptor();
       get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+    }
     if constexpr (Kind::has_producer) return std::move(*output_);
     else if constexpr (!std::is_void_v<output>) return std::move(*value_);
   }
 
  private:
+  // await_resume after await_suspend handed over to the first interceptor.
+  HOOKSET_NOINLINE output resume_interceptor() {
+    return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
+  }
+
   // The general start: hooks, configured companions or observers.
   HOOKSET_NOINLINE bool start_watched() {
     next_ = count_ = produced_ = plain_end_ = 0;
@@ -581,12 +593,77 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
 
+  // Whether the pending awaitable is the unwatched layer's first interceptor's Task, which
+  // await_suspend awaits itself (no driver).
+  bool awaits_interceptor_directly() const noexcept {
+    return pending_ == pending_kind::intercepted && !intercept_;
+  }
+
   using interceptor_sync_fn = output (*)(void*, next_handle, arg_ref_t<A>...);
   using interceptor_async_fn = Task<output> (*)(void*, next_handle, arg_ref_t<A>...);
+
+  // Calls an interceptor's erased call `fn` with `next` and `args` as the slot declares them.
+  template <class Fn>
+  static decltype(auto) call_interceptor(Fn fn, const entry& interceptor, next_handle next,
+                                         std::tuple<bound_t<A>...>& args) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return fn(interceptor.object, next, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
+    }
+    (indices{});
+  }
+
+  // The interceptor layer of a dispatch nobody watches and given no options: no intercept_state,
+  // no context, no second frame. This dispatch calls its first interceptor - a synchronous one
+  // as a plain call, a coroutine's Task awaited by the driver - and each next() returns a
+  // next_call that runs the next interceptor, or past the last the dispatch of the hooks over
+  // this dispatch's snapshot, when it is awaited. next_ counts the next() calls (this dispatch
+  // runs no hook itself); the arguments stay in args_, where the interceptors' references point.
+  HOOKSET_NOINLINE bool start_intercepted_unwatched() {
+    intercept_ = nullptr;       // (release() and next_call tell the two layers apart by it)
+    next_ = 1;                  // interceptor 0 runs now
+    sync_dispatch_scope scope;  // interceptors and hooks may change the set: keep this snapshot
+    const entry& first = list_->interceptors.front();
+    const next_handle next{this, 1};
+    if (first.sync) {
+      const auto sync = reinterpret_cast<interceptor_sync_fn>(first.sync);
+      if constexpr (std::is_void_v<output>) call_interceptor(sync, first, next, args_);
+      else if constexpr (Kind::has_producer)
+        output_.emplace(call_interceptor(sync, first, next, args_));
+      else value_ = call_interceptor(sync, first, next, args_);
+      return true;
+    }
+    pending_intercepted_.emplace(
+        call_interceptor(reinterpret_cast<interceptor_async_fn>(first.async), first, next, args_));
+    hold_list();  // suspending: as start_watched (taken while the scope still protects it)
+    suspend_into(pending_kind::intercepted, &dispatch::finish_intercepted);
+    return false;
+  }
+
+  // The dispatch of the hooks past an unwatched dispatch's interceptors, over `snapshot`: the
+  // lean loops when every hook is plain (interceptors aside), else the general start as the
+  // rest of an intercepted dispatch (a context linked to `outer`: it runs no interceptor and
+  // reports nothing of its own).
+  bool start_as_rest(const list_type* snapshot, intercept_link* outer) {
+    list_ = snapshot;
+    intercept_ = nullptr;
+    if constexpr (companions_constructible && !Kind::is_keyed)
+      if (list_->leading_plain == list_->hooks.size()) return start_all_plain();
+    set_context(new dispatch_context(CallOptions{}));
+    context_->continue_intercepted(outer);
+    return start_watched();
+  }
 
  public:
   // The erased calls of an interceptor of this kind of slot (interceptor.hpp makes them).
   using interceptor_calls = std::pair<interceptor_sync_fn, interceptor_async_fn>;
+
+  // What next() returns: the rest of an intercepted dispatch from one interceptor on, run when
+  // awaited (co_await, hookset::sync_wait), or made a Task<output> by conversion. Counted when
+  // made: the second next() of one interceptor fails when awaited. Movable until awaited.
+  //   In a dispatch nobody watches (start_intercepted_unwatched) it runs the next interceptor
+  // in await_ready - a synchronous one as a plain call - or the dispatch of the hooks, which
+  // lives here; in a watched one it holds run_rest's Task.
+  class next_call;  // (defined after the dispatch: it holds one)
 
   // next(): the rest of the intercepted dispatch `handle` names, from interceptor handle.index
   // on, with `args`. Called at most once per index: the call is counted when next() is called,
@@ -717,7 +794,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // flags rule out a pending awaitable and warns it "may be used uninitialized".)
   HOOKSET_NOINLINE void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
-    if (flags_ & driving) driver_.destroy();
+    if (flags_ & driving) {
+      if (awaits_interceptor_directly()) pending_intercepted_.destroy();
+      else driver_.destroy();
+    }
     if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
     if (flags_ & has_context) delete context_;
@@ -743,6 +823,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
 
+  // Every hook plain, nobody watching, no options: the leanest loop the kind has.
+  HOOKSET_ALWAYS_INLINE bool start_all_plain() {
+    if constexpr (plain_fold_loop) return run_plain_fold();
+    else if constexpr (plain_chain_loop) return run_plain_chain();
+    else return start_plain_outlined();
+  }
+
   // A fold whose `last` fits in registers, with no companion and one hook at a time: with plain
   // hooks only, the whole dispatch is the loop one writes by hand (the default, then each hook
   // on the previous output) - the rules of start_plain, with `last` kept in registers and no
@@ -751,20 +838,36 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       Kind::is_fold && !Kind::has_finalize && !Kind::is_concurrent && last_in_registers<result>;
 
   HOOKSET_NOINLINE bool run_plain_fold() {
-    const entry* hook = list_->hooks.data();
-    const entry* const end = hook + list_->hooks.size();
-    const bool default_first = Kind::is_always || hook == end;
-    if (default_first && !default_sync_) [[unlikely]]
+    if (!plain_fold_runs(*list_, default_sync_)) [[unlikely]]
       return start_plain();
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    bool has_last = default_first;
-    result last = has_last ? call_with_args(default_sync_, nullptr) : result{};
-    for (; hook != end; ++hook) {
-      last = call_with_args(sync_call_of<Kind>(*hook), hook->object, last, has_last);
-      has_last = true;
-    }
-    value_ = last;
+    value_ = plain_fold(*list_, default_sync_, args_);
     return true;
+  }
+  // Whether plain_fold can run the dispatch: a default it calls runs synchronously.
+  static bool plain_fold_runs(const list_type& list,
+                              typename Kind::default_sync_fn default_sync) noexcept {
+    return default_sync || !(Kind::is_always || list.hooks.empty());
+  }
+  // The default, then each plain hook of `list` on the previous output, with `args`.
+  HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
+                                                 typename Kind::default_sync_fn default_sync,
+                                                 std::tuple<bound_t<A>...>& args) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      const entry* hook = list.hooks.data();
+      const entry* const end = hook + list.hooks.size();
+      bool has_last = Kind::is_always || hook == end;
+      result last = has_last
+                        ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
+                        : result{};
+      for (; hook != end; ++hook) {
+        last = sync_call_of<Kind>(*hook)(
+            hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
+        has_last = true;
+      }
+      return last;
+    }
+    (indices{});
   }
 
   // The same for an Always chain whose companion judges synchronously: the default, then each
@@ -1819,6 +1922,149 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // the rest of it shares (valid when intercepting()).
   late<Task<output>> pending_intercepted_;
   intercept_state* intercept_;
+};
+
+template <class Kind, class... A>
+class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
+  // again: a second next() of one interceptor; task: run_rest's; armed: not run yet (args_);
+  // called: a synchronous interceptor runs, or threw (args_); produced: its output or the
+  // hooks' is in produced_ (and args_); interceptor: a coroutine interceptor's Task (and args_);
+  // rest: the dispatch of the hooks (which took the arguments).
+  enum class state : unsigned char { again, task, armed, called, produced, interceptor, rest };
+
+ public:
+  // The next interceptor and the hooks may run in await_ready: in the awaiting Task's context.
+  using runs_code_in_await_ready = void;
+
+  next_call(next_handle handle, bound_t<A>... args)
+      : self_(static_cast<dispatch*>(handle.dispatch)), index_(handle.index) {
+    if (self_->intercept_) {
+      task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
+      state_ = state::task;
+    } else if (index_ < self_->next_) {
+      state_ = state::again;
+    } else {
+      self_->next_ = index_ + 1;
+      args_.emplace(static_cast<bound_t<A>&&>(args)...);
+      state_ = state::armed;
+    }
+  }
+  next_call(next_call&& other) noexcept(
+      std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
+      : self_(other.self_), index_(other.index_), state_(other.state_) {
+    if (state_ == state::task) task_.emplace(std::move(other.task_.get()));
+    else if (state_ == state::armed) args_.emplace(std::move(other.args_.get()));
+  }
+  next_call& operator=(next_call&&) = delete;
+  ~next_call() {
+    switch (state_) {
+      case state::task:
+        task_.destroy();
+        break;
+      case state::interceptor:
+        task_.destroy();  // (its frame refers to args_)
+        args_.destroy();
+        break;
+      case state::produced:
+        if constexpr (!std::is_void_v<output>) produced_.destroy();
+        args_.destroy();
+        break;
+      case state::armed:
+      case state::called:
+        args_.destroy();
+        break;
+      case state::rest:
+        rest_.destroy();
+        break;
+      case state::again:
+        break;
+    }
+  }
+
+  bool await_ready() {
+    if (state_ == state::task) return get_awaiter(std::move(task_.get())).await_ready();
+    if (state_ == state::armed) return run();
+    return true;  // again: await_resume throws
+  }
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    if (state_ == state::rest) return rest_.get().await_suspend(waiting);
+    return get_awaiter(std::move(task_.get())).await_suspend(waiting);
+  }
+  HOOKSET_ALWAYS_INLINE output await_resume() {
+    if (state_ == state::produced) [[likely]] {
+      if constexpr (!std::is_void_v<output>) return std::move(produced_.get());
+      else return;
+    }
+    return resume_otherwise();
+  }
+
+  // As a Task (a Task awaits it when run).
+  operator Task<output>() && {
+    if (state_ == state::task) return std::move(task_.get());
+    return as_task<output>(std::move(*this));
+  }
+
+ private:
+  HOOKSET_NOINLINE output resume_otherwise() {
+    if (state_ == state::rest) return rest_.get().await_resume();
+    if (state_ == state::again)
+      throw std::logic_error("hookset: slot " + std::string(self_->slot_->name) +
+                             ": an interceptor called next() more than once");
+    return get_awaiter(std::move(task_.get())).await_resume();
+  }
+
+  // The next interceptor, or past the last the dispatch of the hooks: true when it completed.
+  bool run() {
+    dispatch& self = *self_;
+    const std::vector<entry>& interceptors = self.list_->interceptors;
+    const next_handle next{self_, index_ + 1};
+    if (index_ < interceptors.size()) {
+      const entry& interceptor = interceptors[index_];
+      if (interceptor.sync) {
+        state_ = state::called;
+        const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
+        if constexpr (std::is_void_v<output>)
+          call_interceptor(sync, interceptor, next, args_.get());
+        else produced_.emplace(call_interceptor(sync, interceptor, next, args_.get()));
+        state_ = state::produced;
+        return true;
+      }
+      task_.emplace(call_interceptor(reinterpret_cast<interceptor_async_fn>(interceptor.async),
+                                     interceptor, next, args_.get()));
+      state_ = state::interceptor;
+      return get_awaiter(std::move(task_.get())).await_ready();
+    }
+    if constexpr (plain_fold_loop && companions_constructible) {
+      // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold.
+      const list_type& list = *self.list_;
+      if (list.leading_plain == list.hooks.size() && plain_fold_runs(list, self.default_sync_)) {
+        state_ = state::called;
+        produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
+        state_ = state::produced;
+        return true;
+      }
+    }
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      rest_.emplace(*self.owner_, *self.slot_, nullptr,
+                    static_cast<bound_t<A>&&>(std::get<I>(args_.get()))...);
+    }
+    (indices{});
+    args_.destroy();
+    state_ = state::rest;
+    return rest_.get().start_as_rest(self.list_, &link_);
+  }
+
+  dispatch* self_;
+  std::size_t index_;
+  state state_;
+  late<Task<output>> task_;               // task, interceptor
+  late<std::tuple<bound_t<A>...>> args_;  // armed, called, produced, interceptor
+  [[no_unique_address]] std::conditional_t<std::is_void_v<output>, no_value, late<output>>
+      produced_;         // produced
+  late<dispatch> rest_;  // rest
+  // What rest_ leaves for this: the hooks it ran (read by nobody: this dispatch is unobserved).
+  intercept_link link_;
 };
 
 }  // namespace hookset::detail
