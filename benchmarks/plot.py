@@ -52,9 +52,9 @@ def instruction_series(data):
     """{(family, version): {implementation: {n: instructions}}} from the `fold` rows."""
     out = {}
     for tree in data.get("trees", []):
-        compiler = family_and_version(f"{tree.get('compiler_id', '')} "
-                                      f"{tree.get('compiler_version', '')}"
-                                      if tree.get("compiler_id") else tree.get("compiler", ""))
+        label = (f"{tree['compiler_id']} {tree.get('compiler_version', '')}"
+                 if tree.get("compiler_id") else tree.get("compiler", ""))
+        compiler = family_and_version(label)
         for row in tree.get("rows", []):
             if row.get("scenario") == "fold":
                 out.setdefault(compiler, {}).setdefault(row["implementation"], {})[
@@ -126,12 +126,13 @@ def main(argv=None):
     instruction_data = load(options.instructions)
     instructions = instruction_series(instruction_data)
     times = time_series(load(options.times))
-    if not instructions or not times:
-        missing = " and ".join(name for name, series in (("no `fold` rows in " + options.instructions,
-                                                         instructions),
-                                                        ("no `always_fold` rows in " + options.times,
-                                                         times)) if not series)
-        print(f"plot.py: {missing}", file=sys.stderr)
+    problems = []
+    if not instructions:
+        problems.append(f"no `fold` rows in {options.instructions}")
+    if not times:
+        problems.append(f"no `always_fold` rows in {options.times}")
+    if problems:
+        print("plot.py: " + "; ".join(problems), file=sys.stderr)
         return 1
 
     matplotlib.rcParams.update({
