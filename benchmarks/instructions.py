@@ -2,14 +2,15 @@
 """Instructions per dispatch, counted with callgrind: deterministic where timings on a shared VM
 move +-20 % between runs, so every change to the dispatch path is judged by this table first.
 
-    python3 benchmarks/instructions.py [--k K] [--jobs J] [--only SCENARIO] BUILD_DIR...
+    python3 benchmarks/instructions.py [--k K] [--jobs J] [--only SCENARIO] [--json FILE] BUILD_DIR...
 
 For every scenario of <build>/benchmarks/bin/dispatch_instructions (its `list`), runs the program
 under `valgrind --tool=callgrind` with K dispatches and with 0, and reports
 (instructions(K) - instructions(0)) / K: the set-up, the warm-up dispatch, process start and exit
 cancel out. Prints one table per build tree (its compiler from bench_info.json), then the targets
-with PASS or MISS. Exit status 1 when valgrind or the program fails (a MISS is reported, not an
-error).
+with PASS or MISS. `--json FILE` also writes every count, with the compilers and the machine
+(benchmarks/plot.py draws from it). Exit status 1 when valgrind or the program fails (a MISS is
+reported, not an error).
 """
 
 import argparse
@@ -58,13 +59,60 @@ def measure_tree(build, k, jobs, only):
         return {case: future.result() for case, future in futures.items()}
 
 
-def compiler_of(build):
+def info_of(build):
     try:
         with open(os.path.join(build, "benchmarks", "bench_info.json"), encoding="utf-8") as f:
-            info = json.load(f)
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def compiler_of(build):
+    info = info_of(build)
+    if "compiler_id" in info and "compiler_version" in info:
         return f"{info['compiler_id']} {info['compiler_version']}"
-    except (OSError, KeyError, ValueError):
-        return os.path.basename(os.path.normpath(build))
+    return os.path.basename(os.path.normpath(build))
+
+
+def machine():
+    """The CPU model, its logical CPUs and the OS, for the record (Linux; "" where unknown)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = " ".join(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    system = ""
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    system = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    cpus = f"{os.cpu_count()} CPUs" if os.cpu_count() else ""
+    return ", ".join(part for part in (model, cpus, system) if part)
+
+
+def write_json(path, options, builds, results):
+    """Every count of every tree: {"k", "machine", "trees": [{"build", "compiler_id",
+    "compiler_version", "compiler", "rows": [{"scenario", "implementation", "n",
+    "instructions"}]}]}."""
+    trees = []
+    for build, r in zip(builds, results):
+        info = info_of(build)
+        rows = [{"scenario": s, "implementation": i, "n": n, "instructions": round(v, 1)}
+                for (s, i, n), v in sorted(r.items(), key=lambda item: (order_of(item[0][:2]),
+                                                                        item[0][2]))]
+        trees.append({"build": build, "compiler_id": info.get("compiler_id", ""),
+                      "compiler_version": info.get("compiler_version", ""),
+                      "compiler": compiler_of(build), "rows": rows})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"k": options.k, "machine": machine(), "trees": trees}, f, indent=1)
+        f.write("\n")
 
 
 def print_table(results, compilers):
@@ -148,6 +196,7 @@ def main():
     parser.add_argument("--k", type=int, default=2000, help="dispatches counted (default 2000)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--only", action="append", help="measure only this scenario (repeatable)")
+    parser.add_argument("--json", metavar="FILE", help="also write every count to this JSON file")
     options = parser.parse_args()
     if not shutil.which("valgrind"):
         print("instructions.py: valgrind is not installed (Debian package valgrind)",
@@ -181,6 +230,8 @@ def main():
             _, measured, bound, holds = found[0]
             cells.append(f"{'PASS' if holds else 'MISS'} {measured:.0f} (bound {bound:.0f})")
         print(f"| {d} | " + " | ".join(cells) + " |")
+    if options.json:
+        write_json(options.json, options, options.builds, results)
     return 0
 
 

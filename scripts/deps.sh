@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what hookset's build needs on Debian 12, if missing. Used by scripts/test.sh and
-# scripts/main.sh; `bash scripts/deps.sh [extra-package...]` also works on its own.
+# scripts/main.sh (which calls hookset_main_deps: the same, plus what only the main job uses);
+# `bash scripts/deps.sh [extra-package...]` also works on its own.
 # Quick when everything is installed (no apt-get at all); skips apt when not root (and no sudo).
 set -uo pipefail
 
@@ -35,6 +36,12 @@ hookset_deps() {
     echo "[deps] apt-get install failed; the build will say what is missing" >&2
   fi
   return 0
+}
+
+# The main job's packages: the build's, plus matplotlib for benchmarks/plot.py (the picture in
+# docs/performance.md). The test command does not draw, so it does not install it.
+hookset_main_deps() {
+  hookset_deps python3-matplotlib "$@"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # hookset's main job: Release builds (-O2 -DNDEBUG) of the examples and benchmarks with GCC and
-# Clang, then runs every example and the benchmarks.
+# Clang, then runs every example and the benchmarks, and redraws the picture of
+# docs/performance.md.
 #
 #   bash scripts/main.sh
 #
-# Installs missing Debian packages first (when root). Build trees: build/release-gcc and
-# build/release-clang. The benchmark tables come from benchmarks/report.py when it exists
+# Installs missing Debian packages first (when root; scripts/deps.sh hookset_main_deps, which
+# adds python3-matplotlib). Build trees: build/release-gcc and build/release-clang. The benchmark
+# tables come from benchmarks/report.py when it exists
 # (`python3 benchmarks/report.py --compile-cost build/release-gcc build/release-clang`: the
-# dispatch table, the targets, then the compile-cost table); otherwise every benchmark program
-# is run and its output printed. Then the instruction-count table (benchmarks/instructions.py,
-# valgrind's callgrind). Exit status is non-zero if anything failed.
+# dispatch table, the targets, then the compile-cost table; its medians also go to
+# build/benchmarks.json); otherwise every benchmark program is run and its output printed. Then
+# the instruction-count table (benchmarks/instructions.py, valgrind's callgrind; the counts also
+# go to build/instructions.json). Last, benchmarks/plot.py draws docs/dispatch_overhead.svg
+# (instructions and time per dispatch against the number of hooks) from those two files:
+# deterministic, so an unchanged tree after a run means nothing moved. Exit status is non-zero
+# if anything failed, the plot included.
 #
 # Warnings are not errors here (HOOKSET_WERROR=OFF): this job is the demo, and an optimiser-only
 # false-positive warning should not stop it. scripts/test.sh is the strict gate.
@@ -20,11 +26,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 source scripts/deps.sh
-if [ -f benchmarks/report.py ] && ! command -v python3 >/dev/null 2>&1; then
-  hookset_deps python3
-else
-  hookset_deps
-fi
+hookset_main_deps
 
 pick() { for c in "$@"; do if command -v "$c" >/dev/null 2>&1; then echo "$c"; return; fi; done; echo "$1"; }
 GCC=${HOOKSET_GCC:-$(pick g++-12 g++)}
@@ -80,9 +82,13 @@ done
 # Benchmarks.
 echo
 echo "================ benchmarks ================"
+# The data the plot is drawn from: never a previous run's.
+times_json=build/benchmarks.json
+instructions_json=build/instructions.json
+mkdir -p build && rm -f "$times_json" "$instructions_json"
 if [ -f benchmarks/report.py ]; then
   # The dispatch table, then the compile-cost table (benchmarks/compile_cost/measure.py).
-  if python3 benchmarks/report.py --compile-cost "${built_dirs[@]}"; then
+  if python3 benchmarks/report.py --compile-cost --json-out "$times_json" "${built_dirs[@]}"; then
     summary+=("benchmarks/report.py ok")
   else
     summary+=("benchmarks/report.py FAILED"); failed=1
@@ -109,13 +115,34 @@ echo
 echo "================ instructions per dispatch (callgrind) ================"
 if ! command -v valgrind >/dev/null 2>&1; then hookset_deps valgrind; fi
 if command -v valgrind >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
-  if python3 benchmarks/instructions.py --k 1000 --jobs "$JOBS" "${built_dirs[@]}"; then
+  if python3 benchmarks/instructions.py --k 1000 --jobs "$JOBS" --json "$instructions_json" \
+       "${built_dirs[@]}"; then
     summary+=("benchmarks/instructions.py ok")
   else
     summary+=("benchmarks/instructions.py FAILED"); failed=1
   fi
 else
   summary+=("benchmarks/instructions.py SKIPPED (no valgrind or python3)")
+fi
+
+# The picture of docs/performance.md: instructions and time per dispatch of the Always fold
+# against the number of hooks, hookset beside the std::function loop, Signals2 and libsigc++.
+echo
+echo "================ plot: docs/dispatch_overhead.svg ================"
+# Debian's python3-matplotlib is Debian's interpreter's: use that one when the python3 on PATH
+# (a virtualenv, pyenv) has no matplotlib.
+plot_python=python3
+if ! python3 -c 'import matplotlib' >/dev/null 2>&1 && [ -x /usr/bin/python3 ]; then
+  plot_python=/usr/bin/python3
+fi
+if [ ! -f "$times_json" ] || [ ! -f "$instructions_json" ]; then
+  # The step that did not produce its data has already failed the job (or was skipped).
+  summary+=("benchmarks/plot.py SKIPPED (no $times_json or no $instructions_json)")
+elif "$plot_python" benchmarks/plot.py --instructions "$instructions_json" --times "$times_json" \
+       -o docs/dispatch_overhead.svg; then
+  summary+=("benchmarks/plot.py ok (docs/dispatch_overhead.svg)")
+else
+  summary+=("benchmarks/plot.py FAILED"); failed=1
 fi
 
 echo

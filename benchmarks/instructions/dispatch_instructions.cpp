@@ -5,10 +5,12 @@
 // benchmarks/instructions.py runs it under callgrind with K and with 0 and reports
 // (instructions(K) - instructions(0)) / K: the instructions of one dispatch, deterministic, the
 // set-up, the warm-up and the process's start and exit cancelled out. Scenarios, hook bodies and
-// slots are the Google Benchmark programs' (support/common.hpp), so both tables measure the same
-// code. `list` prints every <scenario> <implementation> pair with its hook counts.
+// slots are the Google Benchmark programs' (support/common.hpp; the Signals2 and libsigc++ fold
+// rows: support/signal_peers.hpp), so both tables measure the same code. `list` prints every
+// <scenario> <implementation> pair with its hook counts.
 #include "../support/common.hpp"
 #include "../support/mini_task.hpp"
+#include "../support/signal_peers.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -85,6 +87,22 @@ void fold_stdfunction(std::int64_t n, std::int64_t k) {
     return last;
   });
 }
+
+// The time table's always_fold peers: the default beside a signal whose combiner folds the slots'
+// contributions (support/signal_peers.hpp). libsigc++ 3 only when it was found.
+void fold_signals2(std::int64_t n, std::int64_t k) {
+  signals2_signal<int, fold_combiner> signal;
+  for (std::int64_t i = 0; i < n; ++i) signal.connect(size_hook);
+  repeat(k, [&](std::string_view s) { return default_value(s) + signal(s).value_or(0); });
+}
+
+#if HOOKSET_HAVE_SIGCXX
+void fold_sigcxx(std::int64_t n, std::int64_t k) {
+  sigcxx_signal<int, fold_combiner> signal;
+  for (std::int64_t i = 0; i < n; ++i) signal.connect(size_hook);
+  repeat(k, [&](std::string_view s) { return default_value(s) + signal(s).value_or(0); });
+}
+#endif
 
 void fallback_stdfunction(std::int64_t n, std::int64_t k) {
   const std::vector<std::function<int(std::string_view, const std::optional<int>&)>> hooks(
@@ -335,6 +353,10 @@ const scenario scenarios[] = {
     {"fold", "hookset", all_counts,
      [](std::int64_t n, std::int64_t k) { hookset_sync<AlwaysFold>(n, k, fold_hook); }},
     {"fold", "stdfunction", all_counts, fold_stdfunction},
+    {"fold", "signals2", all_counts, fold_signals2},
+#if HOOKSET_HAVE_SIGCXX
+    {"fold", "sigcxx", all_counts, fold_sigcxx},
+#endif
     {"fallback", "hookset", all_counts,
      [](std::int64_t n, std::int64_t k) { hookset_sync<FallbackFold>(n, k, fold_hook); }},
     {"fallback", "stdfunction", all_counts, fallback_stdfunction},
