@@ -332,6 +332,25 @@ void keyed_hookset(std::int64_t n, std::int64_t k) {
   });
 }
 
+// A key without an exact registration in a slot with a matcher: the dispatch runs a list
+// filtered for the key (built per dispatch: what matched, here the N prefix hooks).
+void keyed_filtered(std::int64_t n, std::int64_t k) {
+  hookset::HookSet<KeyedFold> set;
+  for (int i = 0; i < 1000; ++i) {
+    std::string digits = std::to_string(i);
+    set.add<KeyedFold>(hookset::key("tool_" + std::string(4 - digits.size(), '0') + digits),
+                       keyed_fold_hook);
+  }
+  for (std::int64_t j = 0; j < n; ++j)
+    set.add<KeyedFold>(hookset::prefix("tool_"), keyed_fold_hook);
+  static const std::string unregistered = "tool_x";
+  repeat(k, [&](std::string_view s) {
+    std::string_view tool = unregistered;
+    benchmark::DoNotOptimize(tool);
+    return hookset::sync_wait(set.call<KeyedFold>(s, tool));
+  });
+}
+
 void keyed_unkeyed(std::int64_t n, std::int64_t k) {
   const auto set = set_of<UnkeyedFold>(n, keyed_fold_hook);
   repeat(k, [&](std::string_view s) {
@@ -373,6 +392,7 @@ const scenario scenarios[] = {
     {"singleton", "stdfunction", {0, 1}, singleton_stdfunction},
     {"keyed", "hookset", {0, 1, 8}, keyed_hookset},
     {"keyed", "unkeyed", {0, 1, 8}, keyed_unkeyed},
+    {"keyed", "filtered", {1, 8}, keyed_filtered},
     {"coro", "hookset", all_counts, coro_hookset},
     {"coro", "handcoro", all_counts, coro_handcoro},
     {"coro", "handcoro_inline", all_counts, coro_handcoro_inline},

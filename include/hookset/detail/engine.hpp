@@ -392,9 +392,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool await_ready() {
     list_ = owner_->current();
     if constexpr (Kind::is_keyed) {
-      // A keyed slot: the hooks of this dispatch's key, looked up once, now.
-      if (list_ && list_->list_for_key && take_list_for_key()) [[unlikely]]
-        return start_watched();  // a list filtered for the key: this dispatch owns it
+      // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
+      // for the key is this dispatch's own, released with it, on every path).
+      if (list_ && list_->list_for_key) take_list_for_key();
     }
     if constexpr (companions_constructible) {
       if (!set_observer_ && !(flags_ & has_context) && !observer_installed()) [[likely]] {
@@ -551,14 +551,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     flags_ |= holds_list;
   }
 
-  // A keyed slot's dispatch: list_ becomes the list of its key. True when that is a list
-  // filtered for the key, which this dispatch then holds (the general path releases it).
-  bool take_list_for_key() {
+  // A keyed slot's dispatch: list_ becomes the list of its key - a list filtered for the key
+  // is held by this dispatch alone (holds_list).
+  void take_list_for_key() {
     bool owned = false;
     const auto& key = std::get<sizeof...(A) - 1>(args_);
     list_ = list_->list_for_key(*list_, &key, owned);
     if (owned) flags_ |= holds_list;
-    return owned;
   }
 
   // Whether this dispatch is the rest of an intercepted one.
