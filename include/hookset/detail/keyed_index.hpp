@@ -28,10 +28,10 @@
 #include <utility>
 #include <vector>
 
+#include <hookset/coro/move_function.hpp>
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/engine.hpp>
 #include <hookset/detail/hook_list.hpp>
-#include <hookset/detail/move_function.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
