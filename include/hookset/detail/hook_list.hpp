@@ -96,8 +96,10 @@ struct hook_list {
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
-  // Keyed slots (detail/keyed_index.hpp): the per-key lists derived from `hooks`, and what
-  // derives them again after every change (null for a slot that is not keyed).
+  // Keyed slots: the per-key lists derived from `hooks`, and what derives them again after
+  // every change (null for a slot that is not keyed). The list knows them only through these
+  // pointers, which the keyed index (detail/keyed_index.hpp, built on this header) sets: the
+  // dependency runs one way.
   std::shared_ptr<const void> keyed;
   std::shared_ptr<const void> (*index_keys)(const hook_list&) = nullptr;
   // The list a dispatch of the slot runs for the key `key` (its last argument, as the dispatch

@@ -30,7 +30,6 @@
 
 #include <hookset/coro/move_function.hpp>
 #include <hookset/detail/diagnostics.hpp>
-#include <hookset/detail/engine.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/keyed.hpp>
@@ -370,7 +369,7 @@ struct keyed_index {
     return owner;
   }
 
-  // The index of `all` (a keyed slot's list, just edited); hook_list::index_keys.
+  // The index of `all` (a keyed slot's list, just edited): what hook_list::index_keys points to.
   template <bool Singleton>
   static std::shared_ptr<const void> build(const hook_list& all) {
     const auto* previous = static_cast<const keyed_index*>(all.keyed.get());
@@ -446,11 +445,11 @@ struct keyed_index {
     return list;
   }
 
-  // hook_list::list_for_key: the list a dispatch runs for the key it was given (KeyArg: the
-  // key argument as the dispatch binds it).
+  // What hook_list::list_for_key points to: the list a dispatch runs for the key it was given
+  // (KeyArg: the key argument as the dispatch binds it).
   template <class KeyArg>
-  static const hook_list* list_for_key(const hook_list& all, const void* key_argument,
-                                       bool& owned) {
+  static const hook_list* hooks_for_key(const hook_list& all, const void* key_argument,
+                                        bool& owned) {
     const auto* index = static_cast<const keyed_index*>(all.keyed.get());
     if (!index) return &all;  // (no registration: the slot's companions and interceptors alone)
     auto&& key = lookup_key<K>(*static_cast<const KeyArg*>(key_argument));
@@ -518,7 +517,7 @@ void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
     }
     base.insert(insertion_point(base, entry.priority()), std::move(entry));
     list.index_keys = &keyed_index<K>::template build<Singleton>;
-    list.list_for_key = &keyed_index<K>::template list_for_key<KeyArg>;
+    list.list_for_key = &keyed_index<K>::template hooks_for_key<KeyArg>;
     list.arrange(std::move(base), slot, added);
   });
   if (replaced)
