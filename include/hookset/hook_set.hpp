@@ -429,19 +429,14 @@ class HookSet {
     using C = std::remove_cvref_t<Companion>;
     if constexpr (usable_slot<S>()) {
       using kind = detail::kind_of<S>;
-      if constexpr (!std::is_same_v<C, typename kind::chain> &&
-                    !std::is_same_v<C, typename kind::aggregate> &&
-                    !std::is_same_v<C, typename kind::finalize>) {
+      if constexpr (!boost::mp11::mp_contains<typename kind::companions, C>::value) {
         [[maybe_unused]] constexpr bool reported = detail::report_not_a_companion<S, C>();
       } else if constexpr (!callable_as_const<kind, C>()) {
         [[maybe_unused]] constexpr bool reported = detail::report_mutable_companion<S, C>();
       } else {
         auto instance = std::make_shared<const C>(std::forward<Companion>(companion));
         storage_for<S>().modify([&](detail::hook_list& list) {
-          if constexpr (std::is_same_v<C, typename kind::chain>) list.chain = std::move(instance);
-          else if constexpr (std::is_same_v<C, typename kind::aggregate>)
-            list.aggregate = std::move(instance);
-          else list.finalize = std::move(instance);
+          list[detail::companion_role_of<kind, C>] = std::move(instance);
         });
       }
     }
@@ -686,11 +681,8 @@ class HookSet {
   template <class Kind, class C>
   static constexpr bool callable_as_const() {
     using calls = detail::companion_calls<Kind>;
-    if constexpr (std::is_same_v<C, typename Kind::chain>)
-      return calls::template chain_kind<const C> != detail::call_kind::invalid;
-    else if constexpr (std::is_same_v<C, typename Kind::aggregate>)
-      return calls::template aggregate_kind<const C> != detail::call_kind::invalid;
-    else return calls::template finalize_kind<const C> != detail::call_kind::invalid;
+    return calls::template kind_for<detail::companion_role_of<Kind, C>, const C>() !=
+           detail::call_kind::invalid;
   }
 
   // Where slot S lives: one of this set's own lists, or a nested set.

@@ -330,9 +330,7 @@ struct keyed_index {
   std::vector<hook_entry> general;  // matcher and any-key registrations, in the slot's order
   bool has_matchers = false;
   bool singleton = false;
-  std::shared_ptr<const void> chain;
-  std::shared_ptr<const void> aggregate;
-  std::shared_ptr<const void> finalize;
+  configured_companions companions;      // the slot's: every key's list has them
   std::vector<hook_entry> interceptors;  // the slot's: they wrap every key's dispatch
 
   const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
@@ -354,16 +352,14 @@ struct keyed_index {
           if (!same(a[i], b[i])) return false;
         return true;
       };
-      if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
+      if (old && static_cast<const configured_companions&>(*old) == companions &&
           all_same(hooks, old->hooks) && all_same(interceptors, old->interceptors))
         return *before;
     }
     hook_list_owner owner;
     owner.modify([&](hook_list& list) {
       list.hooks = std::move(hooks);
-      list.chain = chain;
-      list.aggregate = aggregate;
-      list.finalize = finalize;
+      static_cast<configured_companions&>(list) = companions;
       list.interceptors = interceptors;
     });
     return owner;
@@ -375,9 +371,7 @@ struct keyed_index {
     const auto* previous = static_cast<const keyed_index*>(all.keyed.get());
     auto index = std::make_shared<keyed_index>();
     index->singleton = Singleton;
-    index->chain = all.chain;
-    index->aggregate = all.aggregate;
-    index->finalize = all.finalize;
+    index->companions = all;
     index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
