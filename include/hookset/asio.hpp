@@ -53,12 +53,12 @@
 
 #include <hookset/call_options.hpp>
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/executor.hpp>
 #include <hookset/coro/frame_pool.hpp>
+#include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
-#include <hookset/executor.hpp>
-#include <hookset/stop_token.hpp>
 
 #if BOOST_VERSION == 108100
 namespace boost::asio::detail {

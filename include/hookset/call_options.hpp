@@ -15,8 +15,8 @@
 #include <optional>
 
 #include <hookset/coro/await_context.hpp>
-#include <hookset/executor.hpp>
-#include <hookset/stop_token.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/stop_token.hpp>
 
 namespace hookset {
 

@@ -240,6 +240,18 @@ class HookSet {
                                                      boost::mp11::mp_size<nested_sets>::value &&
                                     boost::mp11::mp_contains<members, S>::value);
 
+ private:
+  // The guard of every member that names a slot S: false when S is not one of this set's slots
+  // (reported here, once for all members, with S in the compiler's context lines) or when S is
+  // ill-formed (reported where the set lists it). The member then does nothing more, so no
+  // second error follows the first.
+  template <class S>
+  static constexpr bool usable_slot() {
+    if constexpr (!contains<S>) return detail::report_slot_not_in_set<S, HookSet>();
+    else return detail::slot_ok<S>;
+  }
+
+ public:
   HookSet() = default;
 
   // ---- registration ----------------------------------------------------------------------
@@ -360,11 +372,7 @@ class HookSet {
   // Removes every hook of slot S (configured companions stay).
   template <class S>
   void clear() {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
-    } else if constexpr (detail::slot_ok<S>) {  // (an ill-formed one is reported where listed)
-      detail::clear_hooks(storage_for<S>());
-    }
+    if constexpr (usable_slot<S>()) detail::clear_hooks(storage_for<S>());
   }
   // Removes every hook of every slot, nested sets included (configured companions stay).
   void clear() {
@@ -380,11 +388,8 @@ class HookSet {
   // Registered hooks of S: lets a caller skip building expensive arguments.
   template <class S>
   std::size_t count() const noexcept {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return 0;
-    } else if constexpr (!detail::slot_ok<S>) {
-      return 0;  // reported where the set lists the slot
     } else {
       return storage_for<S>().count();
     }
@@ -394,11 +399,8 @@ class HookSet {
   // is ordered.
   template <class S>
   std::vector<key_type_t<S>> keys() const {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return {};
-    } else if constexpr (!detail::slot_ok<S>) {
-      return {};  // reported where the set lists the slot
     } else if constexpr (!detail::is_keyed<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_not_keyed<S>();
       return {};
@@ -409,11 +411,8 @@ class HookSet {
   // Keyed slot S: whether a dispatch for `key` would run any hook.
   template <class S, class Key>
   bool has_hooks(const Key& key) const {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return false;
-    } else if constexpr (!detail::slot_ok<S>) {
-      return false;  // reported where the set lists the slot
     } else if constexpr (!detail::is_keyed<S>) {
       [[maybe_unused]] constexpr bool reported = detail::report_not_keyed<S>();
       return false;
@@ -428,25 +427,16 @@ class HookSet {
   template <class S, class Companion>
   void configure(Companion&& companion) {
     using C = std::remove_cvref_t<Companion>;
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
-    } else if constexpr (!detail::slot_ok<S>) {
-      // reported where the set lists the slot
-    } else {
+    if constexpr (usable_slot<S>()) {
       using kind = detail::kind_of<S>;
-      if constexpr (!std::is_same_v<C, typename kind::chain> &&
-                    !std::is_same_v<C, typename kind::aggregate> &&
-                    !std::is_same_v<C, typename kind::finalize>) {
+      if constexpr (!boost::mp11::mp_contains<typename kind::companions, C>::value) {
         [[maybe_unused]] constexpr bool reported = detail::report_not_a_companion<S, C>();
       } else if constexpr (!callable_as_const<kind, C>()) {
         [[maybe_unused]] constexpr bool reported = detail::report_mutable_companion<S, C>();
       } else {
         auto instance = std::make_shared<const C>(std::forward<Companion>(companion));
         storage_for<S>().modify([&](detail::hook_list& list) {
-          if constexpr (std::is_same_v<C, typename kind::chain>) list.chain = std::move(instance);
-          else if constexpr (std::is_same_v<C, typename kind::aggregate>)
-            list.aggregate = std::move(instance);
-          else list.finalize = std::move(instance);
+          list[detail::companion_role_of<kind, C>] = std::move(instance);
         });
       }
     }
@@ -510,14 +500,12 @@ class HookSet {
   // are looked up when the dispatch starts.
   template <class S, class... Args>
   auto call(Args&&... args) const {
-    if constexpr (!contains<S>) {
-      constexpr bool reported =
-          detail::report_slot_not_in_set<S, HookSet>();  // evaluated now: our error first
-      return reported;
-    } else if constexpr (!detail::slot_ok<S>) {
-      // Reported where the set lists the slot; an awaitable of the declared result, so that
-      // the caller's code around the call adds no error of its own.
-      return detail::ill_formed_slot_dispatch<detail::declared_output_t<S>>{};
+    if constexpr (!usable_slot<S>()) {
+      // A slot listed but ill-formed: an awaitable of the declared result, so that the caller's
+      // code around the call adds no error of its own. (Not listed: usable_slot reported it.)
+      if constexpr (contains<S>)
+        return detail::ill_formed_slot_dispatch<detail::declared_output_t<S>>{};
+      else return false;
     } else if constexpr (detail::is_keyed<S> &&
                          sizeof...(Args) !=
                              boost::mp11::mp_size<typename S::parameter_types>::value) {
@@ -542,11 +530,8 @@ class HookSet {
   // or nullptr - every key of a keyed slot.
   template <class S, class Hook, class Options, class KeySelector = std::nullptr_t>
   HookId add_with(Hook&& hook, Options&& options, KeySelector key_selector = nullptr) {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return {};
-    } else if constexpr (!detail::slot_ok<S>) {
-      return {};  // reported where the set lists the slot
     } else {
       using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
       using target = typename holding::target;
@@ -571,11 +556,8 @@ class HookSet {
 
   template <class S, class Selector, class Hook, class Options>
   HookId add_keyed_with(Selector&& selector, Hook&& hook, Options&& options) {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return {};
-    } else if constexpr (!detail::slot_ok<S>) {
-      return {};  // reported where the set lists the slot
     } else if constexpr (!detail::is_keyed<S>) {
       [[maybe_unused]] constexpr bool reported =
           detail::report_key_selector_on_unkeyed_slot<S, std::remove_cvref_t<Selector>>();
@@ -591,11 +573,8 @@ class HookSet {
 
   template <class S, class Interceptor>
   HookId intercept_with(Interceptor&& interceptor, HookOptions&& options) {
-    if constexpr (!contains<S>) {
-      [[maybe_unused]] constexpr bool reported = detail::report_slot_not_in_set<S, HookSet>();
+    if constexpr (!usable_slot<S>()) {
       return {};
-    } else if constexpr (!detail::slot_ok<S>) {
-      return {};  // reported where the set lists the slot
     } else {
       using holding = detail::hook_holding<std::remove_cvref_t<Interceptor>>;
       using target = typename holding::target;
@@ -702,11 +681,8 @@ class HookSet {
   template <class Kind, class C>
   static constexpr bool callable_as_const() {
     using calls = detail::companion_calls<Kind>;
-    if constexpr (std::is_same_v<C, typename Kind::chain>)
-      return calls::template chain_kind<const C> != detail::call_kind::invalid;
-    else if constexpr (std::is_same_v<C, typename Kind::aggregate>)
-      return calls::template aggregate_kind<const C> != detail::call_kind::invalid;
-    else return calls::template finalize_kind<const C> != detail::call_kind::invalid;
+    return calls::template kind_for<detail::companion_role_of<Kind, C>, const C>() !=
+           detail::call_kind::invalid;
   }
 
   // Where slot S lives: one of this set's own lists, or a nested set.

@@ -1,4 +1,4 @@
-// hookset's own stop_token / stop_source / stop_callback (detail/own_stop_token.hpp), what
+// hookset's own stop_token / stop_source / stop_callback (coro/own_stop_token.hpp), what
 // hookset::stop_token & co. are where the standard library has no <stop_token>. Tested on every
 // toolchain, also where hookset::stop_token is std::stop_token.
 #include "hookset_catch.hpp"
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include <hookset/detail/own_stop_token.hpp>
-#include <hookset/stop_token.hpp>
+#include <hookset/coro/own_stop_token.hpp>
+#include <hookset/coro/stop_token.hpp>
 
 namespace own = hookset::detail::own_stop;
 

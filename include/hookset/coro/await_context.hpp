@@ -21,7 +21,7 @@
 #include <concepts>
 #include <coroutine>
 
-#include <hookset/stop_token.hpp>
+#include <hookset/coro/stop_token.hpp>
 
 namespace hookset {
 class Executor;

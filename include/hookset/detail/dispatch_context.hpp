@@ -19,10 +19,10 @@
 #include <hookset/call_options.hpp>
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/stop_token.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/errors.hpp>
-#include <hookset/executor.hpp>
-#include <hookset/stop_token.hpp>
 
 namespace hookset::detail {
 

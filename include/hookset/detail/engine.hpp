@@ -44,6 +44,9 @@
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/manual_lifetime.hpp>
+#include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch_context.hpp>
@@ -56,7 +59,6 @@
 #include <hookset/format.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
-#include <hookset/stop_token.hpp>
 
 namespace hookset::detail {
 
@@ -207,33 +209,6 @@ struct dispatch_observers {
     if (global_hook_events && current_observer() == global) notify(global, event, e);
     if (set_hook_events) notify(set, event, e);
   }
-};
-
-// Storage for a T that exists only on some paths (a suspended dispatch's pending awaitable):
-// constructing the dispatch writes nothing for it.
-template <class T>
-class late {
- public:
-  late() noexcept {}
-  late(const late&) = delete;
-  late& operator=(const late&) = delete;
-  ~late() {}
-  template <class... As>
-  T& emplace(As&&... as) {
-    return *::new (static_cast<void*>(&value_)) T(std::forward<As>(as)...);
-  }
-  T& get() noexcept { return value_; }
-  T take() {
-    T taken = std::move(value_);
-    value_.~T();
-    return taken;
-  }
-  void destroy() noexcept { value_.~T(); }
-
- private:
-  union {
-    T value_;
-  };
 };
 
 // An intercepted dispatch's own state: the snapshot the rest of it runs over (whatever the set

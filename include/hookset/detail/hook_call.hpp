@@ -17,12 +17,12 @@
 
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
-#include <hookset/stop_token.hpp>
 
 namespace hookset {
 template <class T>

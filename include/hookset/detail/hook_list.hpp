@@ -23,6 +23,7 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/slot_traits.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/observer.hpp>
 
@@ -70,7 +71,48 @@ class sync_dispatch_scope {
 inline void apply_named_order(std::vector<hook_entry>& hooks, std::string_view slot,
                               const hook_record* checked);
 
-struct hook_list {
+// The companions configured on a slot (configure<S>), shared (not copied) by snapshots and
+// dispatches; the engine of the slot's kind knows their types. One collection indexed by
+// companion_role: what copies, merges or compares them loops over the roles. Each keeps a name
+// of its own as well, because the dispatch binds each one, by name, to its typed instance.
+struct configured_companions {
+  std::shared_ptr<const void> chain;
+  std::shared_ptr<const void> aggregate;
+  std::shared_ptr<const void> finalize;
+
+  std::shared_ptr<const void>& operator[](companion_role role) noexcept {
+    return this->*member_for(role);
+  }
+  const std::shared_ptr<const void>& operator[](companion_role role) const noexcept {
+    return this->*member_for(role);
+  }
+  friend bool operator==(const configured_companions&, const configured_companions&) = default;
+
+  // Whether `other` configures a companion of a role this one configures too.
+  bool overlaps(const configured_companions& other) const noexcept {
+    for (std::size_t role = 0; role != companion_role_count; ++role)
+      if ((*this)[companion_role(role)] && other[companion_role(role)]) return true;
+    return false;
+  }
+  // Takes each companion `other` configures, replacing this one's of the same role.
+  void take_configured(const configured_companions& other) noexcept {
+    for (std::size_t role = 0; role != companion_role_count; ++role)
+      if (other[companion_role(role)]) (*this)[companion_role(role)] = other[companion_role(role)];
+  }
+
+ private:
+  using member = std::shared_ptr<const void> configured_companions::*;
+  static constexpr member member_for(companion_role role) noexcept {
+    constexpr member by_role[companion_role_count] = {&configured_companions::chain,
+                                                      &configured_companions::aggregate,
+                                                      &configured_companions::finalize};
+    return by_role[static_cast<std::size_t>(role)];
+  }
+};
+
+// A slot's snapshot: its configured companions (a base, so that the dispatch reads each one by
+// name, as a member of the list), its hooks and its interceptors.
+struct hook_list : configured_companions {
   mutable std::atomic<std::size_t> refs{1};
   std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
   // When some registration names others (before/after): the hooks in priority and registration
@@ -91,13 +133,10 @@ struct hook_list {
   std::vector<hook_entry> interceptors;
   std::vector<hook_entry> interceptors_base;
   bool any_interceptor = false;  // kept by summarize()
-  // The companions configured on the set (configure<S>), shared (not copied) by snapshots and
-  // dispatches; the engine of the slot's kind knows their types.
-  std::shared_ptr<const void> chain;
-  std::shared_ptr<const void> aggregate;
-  std::shared_ptr<const void> finalize;
-  // Keyed slots (detail/keyed_index.hpp): the per-key lists derived from `hooks`, and what
-  // derives them again after every change (null for a slot that is not keyed).
+  // Keyed slots: the per-key lists derived from `hooks`, and what derives them again after
+  // every change (null for a slot that is not keyed). The list knows them only through these
+  // pointers, which the keyed index (detail/keyed_index.hpp, built on this header) sets: the
+  // dependency runs one way.
   std::shared_ptr<const void> keyed;
   std::shared_ptr<const void> (*index_keys)(const hook_list&) = nullptr;
   // The list a dispatch of the slot runs for the key `key` (its last argument, as the dispatch
@@ -107,7 +146,8 @@ struct hook_list {
 
   hook_list() = default;
   hook_list(const hook_list& other)
-      : hooks(other.hooks),
+      : configured_companions(other),
+        hooks(other.hooks),
         unconstrained(other.unconstrained),
         leading_plain(other.leading_plain),
         all_plain(other.all_plain),
@@ -115,9 +155,6 @@ struct hook_list {
         interceptors(other.interceptors),
         interceptors_base(other.interceptors_base),
         any_interceptor(other.any_interceptor),
-        chain(other.chain),
-        aggregate(other.aggregate),
-        finalize(other.finalize),
         keyed(other.keyed),
         index_keys(other.index_keys),
         list_for_key(other.list_for_key) {}
@@ -382,10 +419,7 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
 
   const bool replaces_singleton = singleton && !source->hooks.empty() && mine.count() != 0;
   bool replaces_companion = false;
-  if (const hook_list* current = mine.current())
-    replaces_companion = (source->chain && current->chain) ||
-                         (source->aggregate && current->aggregate) ||
-                         (source->finalize && current->finalize);
+  if (const hook_list* current = mine.current()) replaces_companion = current->overlaps(*source);
   mine.modify([&](hook_list& list) {
     if (singleton) {
       if (!source->hooks.empty()) {
@@ -409,9 +443,7 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
       list.interceptors_base.swap(base);
       list.interceptors.swap(ordered);
     }
-    if (source->chain) list.chain = source->chain;
-    if (source->aggregate) list.aggregate = source->aggregate;
-    if (source->finalize) list.finalize = source->finalize;
+    list.take_configured(*source);
     if (source->index_keys) {
       list.index_keys = source->index_keys;
       list.list_for_key = source->list_for_key;

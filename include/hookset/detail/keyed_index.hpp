@@ -28,10 +28,9 @@
 #include <utility>
 #include <vector>
 
+#include <hookset/coro/move_function.hpp>
 #include <hookset/detail/diagnostics.hpp>
-#include <hookset/detail/engine.hpp>
 #include <hookset/detail/hook_list.hpp>
-#include <hookset/detail/move_function.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/keyed.hpp>
 #include <hookset/observer.hpp>
@@ -331,9 +330,7 @@ struct keyed_index {
   std::vector<hook_entry> general;  // matcher and any-key registrations, in the slot's order
   bool has_matchers = false;
   bool singleton = false;
-  std::shared_ptr<const void> chain;
-  std::shared_ptr<const void> aggregate;
-  std::shared_ptr<const void> finalize;
+  configured_companions companions;      // the slot's: every key's list has them
   std::vector<hook_entry> interceptors;  // the slot's: they wrap every key's dispatch
 
   const hook_list_owner* find(key_lookup_t<K> key) const { return exact.find(key); }
@@ -355,30 +352,26 @@ struct keyed_index {
           if (!same(a[i], b[i])) return false;
         return true;
       };
-      if (old && old->chain == chain && old->aggregate == aggregate && old->finalize == finalize &&
+      if (old && static_cast<const configured_companions&>(*old) == companions &&
           all_same(hooks, old->hooks) && all_same(interceptors, old->interceptors))
         return *before;
     }
     hook_list_owner owner;
     owner.modify([&](hook_list& list) {
       list.hooks = std::move(hooks);
-      list.chain = chain;
-      list.aggregate = aggregate;
-      list.finalize = finalize;
+      static_cast<configured_companions&>(list) = companions;
       list.interceptors = interceptors;
     });
     return owner;
   }
 
-  // The index of `all` (a keyed slot's list, just edited); hook_list::index_keys.
+  // The index of `all` (a keyed slot's list, just edited): what hook_list::index_keys points to.
   template <bool Singleton>
   static std::shared_ptr<const void> build(const hook_list& all) {
     const auto* previous = static_cast<const keyed_index*>(all.keyed.get());
     auto index = std::make_shared<keyed_index>();
     index->singleton = Singleton;
-    index->chain = all.chain;
-    index->aggregate = all.aggregate;
-    index->finalize = all.finalize;
+    index->companions = all;
     index->interceptors = all.interceptors;
 
     // Where each key's exact registrations, and the others, are in the slot's order.
@@ -446,11 +439,11 @@ struct keyed_index {
     return list;
   }
 
-  // hook_list::list_for_key: the list a dispatch runs for the key it was given (KeyArg: the
-  // key argument as the dispatch binds it).
+  // What hook_list::list_for_key points to: the list a dispatch runs for the key it was given
+  // (KeyArg: the key argument as the dispatch binds it).
   template <class KeyArg>
-  static const hook_list* list_for_key(const hook_list& all, const void* key_argument,
-                                       bool& owned) {
+  static const hook_list* hooks_for_key(const hook_list& all, const void* key_argument,
+                                        bool& owned) {
     const auto* index = static_cast<const keyed_index*>(all.keyed.get());
     if (!index) return &all;  // (no registration: the slot's companions and interceptors alone)
     auto&& key = lookup_key<K>(*static_cast<const KeyArg*>(key_argument));
@@ -518,7 +511,7 @@ void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
     }
     base.insert(insertion_point(base, entry.priority()), std::move(entry));
     list.index_keys = &keyed_index<K>::template build<Singleton>;
-    list.list_for_key = &keyed_index<K>::template list_for_key<KeyArg>;
+    list.list_for_key = &keyed_index<K>::template hooks_for_key<KeyArg>;
     list.arrange(std::move(base), slot, added);
   });
   if (replaced)

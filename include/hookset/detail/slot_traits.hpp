@@ -138,6 +138,11 @@ struct pipeline_types<R, mp::mp_list<Input, PassThrough...>, Terminals<Custom...
                                     PipelineResult<Input, R, Custom...>>;
 };
 
+// The roles a companion plays, in the order of slot_kind::companions: the index of the one
+// collection of companions that a slot's kind, its storage and its configuration share.
+enum class companion_role : std::size_t { chain, aggregate, finalize };
+inline constexpr std::size_t companion_role_count = 3;
+
 template <class R, class Params, class Mode, class ChainC, class AggregateC, class FinalizeC,
           class OutputOption, std::size_t Concurrency = 1, class TerminalsOption = Terminals<>,
           bool IsKeyed = false>
@@ -165,6 +170,8 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
   using chain = ChainC;
   using aggregate = AggregateC;
   using finalize = FinalizeC;
+  // The same, as one collection indexed by companion_role (void: the slot has none of a role).
+  using companions = mp::mp_list<ChainC, AggregateC, FinalizeC>;
   using output = typename pipeline::template result<
       std::conditional_t<std::is_void_v<OutputOption>, R, OutputOption>>;
 
@@ -304,6 +311,18 @@ struct companion_calls {
   static constexpr call_kind aggregate_kind = call_kind_of<output, A&, std::vector<result>&&>();
   template <class F>
   static constexpr call_kind finalize_kind = call_kind_of<output, F&, result&&>();
+  // The call shape of the companion of role Role: each role's is its own.
+  template <companion_role Role, class C>
+  static constexpr call_kind kind_for() {
+    if constexpr (Role == companion_role::chain) return chain_kind<C>;
+    else if constexpr (Role == companion_role::aggregate) return aggregate_kind<C>;
+    else return finalize_kind<C>;
+  }
 };
+
+// The role companion type C plays in slots of kind Kind (C: one of Kind::companions).
+template <class Kind, class C>
+inline constexpr companion_role companion_role_of =
+    static_cast<companion_role>(mp::mp_find<typename Kind::companions, C>::value);
 
 }  // namespace hookset::detail

@@ -1,6 +1,6 @@
 #pragma once
 // stop_token, stop_source and stop_callback with the interface of the standard's, for standard
-// libraries that lack <stop_token> (libc++ before 17). <hookset/stop_token.hpp> makes them
+// libraries that lack <stop_token> (libc++ before 17). <hookset/coro/stop_token.hpp> makes them
 // hookset::stop_token & co. only there; elsewhere those name the std:: ones. Always compiled by
 // the tests (tests/stop_token/), so every toolchain checks them.
 //
