@@ -27,10 +27,13 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # +17,928): hookset's own code grew by ~60 lines (a concurrent slot acting on a failure when it
 # happens, next() counted when called, a keyed interceptor's new key, the singleton ordering
 # check), no new include.
+# Raised again 2026-11-27 to hook_set.hpp +17,650 and hookset.hpp +18,300 (measured +17,584 and
+# +18,214): the interceptor layer of unobserved dispatches (next_call, ~250 lines of
+# engine.hpp) and the coro/ headers split out of the public ones, no new standard include.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=17400"
-  "hookset/hookset.hpp=18000")
+  "hookset/hook_set.hpp=17650"
+  "hookset/hookset.hpp=18300")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

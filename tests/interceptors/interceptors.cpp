@@ -1,6 +1,7 @@
 // Interceptors (HookSet::intercept<S>, intercept_all): code around a whole dispatch. Each test
 // checks what ran, in which order, with which arguments, and what the dispatch returned.
 #include "hookset_catch.hpp"
+#include "replaced_new.hpp"
 #include "test_support.hpp"
 
 #include <cstdlib>
@@ -13,36 +14,17 @@
 
 #include <hookset/hookset.hpp>
 
-// Heap allocations of the calling thread, counted: an unobserved dispatch's interceptor layer
-// must make none (a synchronous chain: not even a coroutine frame, which a fresh thread's empty
-// frame pool would take from the heap). The unaligned family is replaced, as tests/task/task.cpp
-// does (GCC's sanitizer runtimes are shared libraries and link with it).
+// Heap allocations of the calling thread, counted (replaced_new.hpp): an unobserved dispatch's
+// interceptor layer must make none (a synchronous chain: not even a coroutine frame, which a
+// fresh thread's empty frame pool would take from the heap).
 namespace {
 thread_local constinit long heap_allocations = 0;
-void* counted_malloc(std::size_t size) noexcept {
-  ++heap_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* counted_malloc_or_throw(std::size_t size) {
-  if (void* block = counted_malloc(size)) return block;
-  throw std::bad_alloc();
-}
 }  // namespace
-
-void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
+void* test_allocation::allocate(std::size_t size) noexcept {
+  ++heap_allocations;
+  return std::malloc(size);
 }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void operator delete(void* block) noexcept { std::free(block); }
-void operator delete[](void* block) noexcept { std::free(block); }
-void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete(void* block, std::size_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+void test_allocation::release(void* block) noexcept { std::free(block); }
 
 using hookset::Next;
 using hookset::Task;

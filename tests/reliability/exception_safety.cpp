@@ -9,6 +9,7 @@
 // exhausted heap, which also fails whatever a rollback allocates). Each registration test runs
 // its operation with n = 1, 2, ... until it succeeds, so every allocation it makes fails once.
 #include "hookset_catch.hpp"
+#include "replaced_new.hpp"
 
 #include "test_support.hpp"
 
@@ -46,33 +47,14 @@ bool allocation_fails() noexcept {
   return true;
 }
 
-// The whole unaligned family is replaced, so every such block is malloc'ed and free'd here (see
-// tests/task/task.cpp: GCC's sanitizer runtimes are shared libraries and link with this).
-void* checked_malloc(std::size_t size) noexcept {
-  if (allocation_fails()) return nullptr;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* checked_malloc_or_throw(std::size_t size) {
-  if (void* block = checked_malloc(size)) return block;
-  throw std::bad_alloc();
-}
-
 }  // namespace
 
-void* operator new(std::size_t size) { return checked_malloc_or_throw(size); }
-void* operator new[](std::size_t size) { return checked_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return checked_malloc(size);
+// The replaced operator new (replaced_new.hpp) fails when armed.
+void* test_allocation::allocate(std::size_t size) noexcept {
+  if (allocation_fails()) return nullptr;
+  return std::malloc(size);
 }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return checked_malloc(size);
-}
-void operator delete(void* block) noexcept { std::free(block); }
-void operator delete[](void* block) noexcept { std::free(block); }
-void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete(void* block, std::size_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+void test_allocation::release(void* block) noexcept { std::free(block); }
 
 namespace {
 

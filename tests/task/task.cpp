@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hookset_catch.hpp"
+#include "replaced_new.hpp"
 
 namespace {
 
@@ -29,39 +30,16 @@ void note_free(void* block) noexcept {
   if (block != nullptr && block == watched_block.load()) ++watched_block_frees;
 }
 
-// The whole unaligned family is replaced, so every such block is malloc'ed and free'd here (a
-// sanitizer's own nothrow or array new would otherwise pair with our delete). Coroutine frames
-// come from the promise's operator new, i.e. frame_pool's plain ::operator new(size_t), so the
-// aligned forms can stay the library's. Sanitizer runtimes linked statically (Clang's) define
-// these too and cannot link with this file; GCC's are shared libraries and can.
-void* counted_malloc(std::size_t size) noexcept {
+}  // namespace
+
+void* test_allocation::allocate(std::size_t size) noexcept {
   ++heap_allocations;
-  return std::malloc(size == 0 ? 1 : size);
+  return std::malloc(size);
 }
-void* counted_malloc_or_throw(std::size_t size) {
-  if (void* block = counted_malloc(size)) return block;
-  throw std::bad_alloc();
-}
-void counted_free(void* block) noexcept {
+void test_allocation::release(void* block) noexcept {
   note_free(block);
   std::free(block);
 }
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void operator delete(void* block) noexcept { counted_free(block); }
-void operator delete[](void* block) noexcept { counted_free(block); }
-void operator delete(void* block, const std::nothrow_t&) noexcept { counted_free(block); }
-void operator delete[](void* block, const std::nothrow_t&) noexcept { counted_free(block); }
-void operator delete(void* block, std::size_t) noexcept { counted_free(block); }
-void operator delete[](void* block, std::size_t) noexcept { counted_free(block); }
 
 using hookset::sync_wait;
 using hookset::Task;
