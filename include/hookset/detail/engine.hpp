@@ -621,7 +621,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     list_ = snapshot;
     intercept_ = nullptr;
     if constexpr (companions_constructible && !Kind::is_keyed)
-      if (list_->leading_plain == list_->hooks.size()) return start_all_plain();
+      if (list_->hooks_plain) return start_all_plain();
     set_context(new dispatch_context(CallOptions{}));
     context_->continue_intercepted(outer);
     return start_watched();
@@ -1993,8 +1993,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     dispatch& self = *self_;
     const std::vector<entry>& interceptors = self.list_->interceptors;
     const next_handle next{self_, index_ + 1};
-    if (index_ < interceptors.size()) {
-      const entry& interceptor = interceptors[index_];
+    if (const entry* const at = interceptors.data() + index_;
+        at < interceptors.data() + interceptors.size()) {
+      const entry& interceptor = *at;
       if (interceptor.sync) {
         state_ = state::called;
         const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
@@ -2012,7 +2013,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     if constexpr (plain_fold_loop && companions_constructible) {
       // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold.
       const list_type& list = *self.list_;
-      if (list.leading_plain == list.hooks.size() && plain_fold_runs(list, self.default_sync_)) {
+      if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) {
         state_ = state::called;
         produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
         state_ = state::produced;

@@ -124,6 +124,9 @@ struct hook_list : configured_companions {
   std::size_t leading_plain = 0;
   // Every hook is plain: a dispatch nobody watches runs them with no bookkeeping at all.
   bool all_plain = true;
+  // Every hook is plain, interceptors aside: the hooks past an unobserved dispatch's
+  // interceptors run in the same lean loops.
+  bool hooks_plain = true;
   // Whether some hook has a time limit: its dispatch then needs a context (and timers).
   bool any_time_limit = false;
   // The slot's interceptors (interceptor.hpp), outermost first: in priority and named order,
@@ -151,6 +154,7 @@ struct hook_list : configured_companions {
         unconstrained(other.unconstrained),
         leading_plain(other.leading_plain),
         all_plain(other.all_plain),
+        hooks_plain(other.hooks_plain),
         any_time_limit(other.any_time_limit),
         interceptors(other.interceptors),
         interceptors_base(other.interceptors_base),
@@ -184,7 +188,8 @@ struct hook_list : configured_companions {
     leading_plain = 0;
     while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
     any_interceptor = !interceptors.empty();
-    all_plain = leading_plain == hooks.size() && !any_interceptor;
+    hooks_plain = leading_plain == hooks.size();
+    all_plain = hooks_plain && !any_interceptor;
     any_time_limit = false;
     for (const hook_entry& e : hooks)
       any_time_limit = any_time_limit || e.record->timeout.has_value();
