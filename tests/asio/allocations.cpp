@@ -1,0 +1,114 @@
+// What a dispatch run as an Asio operation allocates (issue 28): in steady state - the frame
+// pools, hookset's and Asio's, warmed up - at most one heap allocation per dispatch, whether it is
+// co_awaited inside an asio::awaitable or run through hookset::asio::async_call.
+//
+// This file replaces the global operator new/delete (for the whole test program) with versions
+// that count what the current thread allocates, as tests/task/task.cpp does.
+#include "hookset_catch.hpp"
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <string_view>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <hookset/asio.hpp>
+#include <hookset/hookset.hpp>
+
+namespace {
+
+// Counted per thread: the io_context runs on the test's thread, other threads do not disturb it.
+thread_local constinit std::size_t heap_allocations = 0;
+
+// The whole unaligned family is replaced, so every such block is malloc'ed and free'd here.
+void* counted_malloc(std::size_t size) noexcept {
+  ++heap_allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* counted_malloc_or_throw(std::size_t size) {
+  if (void* block = counted_malloc(size)) return block;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete[](void* block) noexcept { std::free(block); }
+void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+
+namespace {
+
+namespace net = boost::asio;
+
+struct Fold : hookset::Slot<int(std::string_view), hookset::Always> {
+  static int default_impl(std::string_view s) noexcept { return static_cast<int>(s.size()); }
+};
+using Set = hookset::HookSet<Fold>;
+
+enum class way { co_await_dispatch, async_call };
+
+constexpr int dispatches = 100;
+
+// The allocations of `dispatches` dispatches after a warm-up; `result`: the last one's.
+template <way Way>
+net::awaitable<std::size_t> allocations_of_dispatches(const Set& set, int& result) {
+  const std::string_view input = "four";
+  auto dispatch_once = [&]() -> net::awaitable<int> {
+    if constexpr (Way == way::co_await_dispatch) co_return co_await set.call<Fold>(input);
+    else co_return co_await hookset::asio::async_call(set.call<Fold>(input), net::use_awaitable);
+  };
+  for (int i = 0; i < 8; ++i) result = co_await dispatch_once();  // fills the frame pools
+  const std::size_t before = heap_allocations;
+  for (int i = 0; i < dispatches; ++i) result = co_await dispatch_once();
+  co_return heap_allocations - before;
+}
+
+template <way Way>
+std::size_t measure(const Set& set, int& result) {
+  net::io_context io;
+  auto future = net::co_spawn(io, allocations_of_dispatches<Way>(set, result), net::use_future);
+  io.run();
+  return future.get();
+}
+
+}  // namespace
+
+TEST_CASE("a dispatch co_awaited inside an asio::awaitable allocates at most once") {
+  Set set;
+  int result = 0;
+  SECTION("no hook") {
+    CHECK(measure<way::co_await_dispatch>(set, result) <= dispatches);
+    CHECK(result == 4);
+  }
+  SECTION("synchronous hooks") {
+    set.add<Fold>([](std::string_view s, std::optional<int> last) {
+      return *last + static_cast<int>(s.size());
+    });
+    set.add<Fold>([](std::string_view, std::optional<int> last) { return *last * 2; });
+    CHECK(measure<way::co_await_dispatch>(set, result) <= dispatches);
+    CHECK(result == 16);
+  }
+}
+
+TEST_CASE("a dispatch run through async_call with use_awaitable allocates at most once") {
+  Set set;
+  set.add<Fold>([](std::string_view, std::optional<int> last) { return *last + 1; });
+  int result = 0;
+  CHECK(measure<way::async_call>(set, result) <= dispatches);
+  CHECK(result == 5);
+}
