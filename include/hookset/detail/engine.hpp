@@ -309,7 +309,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
   dispatch& operator=(dispatch&&) = delete;
-  ~dispatch() {
+  HOOKSET_ALWAYS_INLINE ~dispatch() {
     if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
   }
