@@ -20,12 +20,28 @@
 #include <hookset/asio.hpp>
 #include <hookset/hookset.hpp>
 
+// Clang links its sanitizer runtimes statically, and they define operator new too: under them the
+// replacement is left out (and the counts read 0).
+#if defined(__clang__) && defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define HOOKSET_TEST_REPLACES_NEW 0
+#endif
+#endif
+#ifndef HOOKSET_TEST_REPLACES_NEW
+#define HOOKSET_TEST_REPLACES_NEW 1
+#endif
+
 namespace {
 
 // Counted per thread: the io_context runs on the test's thread, other threads do not disturb it.
 thread_local constinit std::size_t heap_allocations = 0;
 
+}  // namespace
+
 // The whole unaligned family is replaced, so every such block is malloc'ed and free'd here.
+#if HOOKSET_TEST_REPLACES_NEW
+namespace {
 void* counted_malloc(std::size_t size) noexcept {
   ++heap_allocations;
   return std::malloc(size == 0 ? 1 : size);
@@ -50,6 +66,7 @@ void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(bl
 void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
 void operator delete(void* block, std::size_t) noexcept { std::free(block); }
 void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+#endif
 
 namespace {
 
