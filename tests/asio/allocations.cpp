@@ -2,8 +2,8 @@
 // pools, hookset's and Asio's, warmed up - at most one heap allocation per dispatch, whether it is
 // co_awaited inside an asio::awaitable or run through hookset::asio::async_call.
 //
-// This file replaces the global operator new/delete (for the whole test program) with versions
-// that count what the current thread allocates, as tests/task/task.cpp does.
+// This file replaces the global operator new/delete (for the whole test program, through
+// tests/replaced_new.hpp) with versions that count what the current thread allocates.
 #include "hookset_catch.hpp"
 
 #include <cstddef>
@@ -33,39 +33,18 @@
 #endif
 
 namespace {
-
 // Counted per thread: the io_context runs on the test's thread, other threads do not disturb it.
 thread_local constinit std::size_t heap_allocations = 0;
-
 }  // namespace
 
-// The whole unaligned family is replaced, so every such block is malloc'ed and free'd here.
 #if HOOKSET_TEST_REPLACES_NEW
-namespace {
-void* counted_malloc(std::size_t size) noexcept {
-  ++heap_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* counted_malloc_or_throw(std::size_t size) {
-  if (void* block = counted_malloc(size)) return block;
-  throw std::bad_alloc();
-}
-}  // namespace
+#include "replaced_new.hpp"
 
-void* operator new(std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new[](std::size_t size) { return counted_malloc_or_throw(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
+void* test_allocation::allocate(std::size_t size) noexcept {
+  ++heap_allocations;
+  return std::malloc(size);
 }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void operator delete(void* block) noexcept { std::free(block); }
-void operator delete[](void* block) noexcept { std::free(block); }
-void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete(void* block, std::size_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+void test_allocation::release(void* block) noexcept { std::free(block); }
 #endif
 
 namespace {
