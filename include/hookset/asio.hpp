@@ -59,6 +59,7 @@
 #include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/dispatch_context.hpp>
 
 #if BOOST_VERSION == 108100
 namespace boost::asio::detail {
@@ -347,7 +348,8 @@ struct operation {
   };
 };
 
-// Forwards a cancellation slot's emission to a stop source.
+// Forwards a cancellation slot's emission to the dispatch's stop source. (A copy of the
+// source: the slot is cleared on the handler's executor, after the operation's frame is gone.)
 struct stop_on_cancel {
   hookset::stop_source source;
   void operator()(net::cancellation_type type) {
@@ -357,28 +359,23 @@ struct stop_on_cancel {
   }
 };
 
-// Forwards the caller's own stop token (if the dispatch had one) to the operation's source.
-struct forward_stop {
-  hookset::stop_source source;
-  void operator()() noexcept { source.request_stop(); }
-};
-
 template <class Dispatch, class Handler>
 operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor io_executor) {
   using result = typename Dispatch::result_type;
   auto handler_executor = net::get_associated_executor(handler, io_executor);
   executor_binding binding(io_executor);
-  hookset::stop_source source;
 
-  CallOptions& options = dispatch.options();
-  std::optional<hookset::stop_callback<forward_stop>> from_caller;
-  if (options.stop_token.stop_possible())
-    from_caller.emplace(options.stop_token, forward_stop{source});
-  options.stop_token = source.get_token();
-  if (!options.executor) options.executor = &binding;
+  // The dispatch's context lives in this (pooled) frame rather than on the heap, and its stop
+  // source is the one the cancellation slot triggers (the caller's own stop token, if the
+  // dispatch had one, links to it as for any dispatch): the operation's one allocation is that
+  // source's state. The dispatch moves in after it, so that it goes first.
+  hookset::detail::dispatch_context context{CallOptions{}};
+  Dispatch op(std::move(dispatch));
+  op.run_under(context);
+  if (!context.options().executor) context.options().executor = &binding;
 
   auto slot = net::get_associated_cancellation_slot(handler);
-  if (slot.is_connected()) slot.template emplace<stop_on_cancel>(stop_on_cancel{source});
+  if (slot.is_connected()) slot.template emplace<stop_on_cancel>(stop_on_cancel{context.source()});
 
   // Hooks find the executor (for asio::awaitable hooks) through the await context.
   const await_context link{nullptr, nullptr, nullptr, &binding};
@@ -390,7 +387,7 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   std::optional<decltype(track_work(io_executor))> io_work;
   std::optional<decltype(track_work(handler_executor))> handler_work;
   {
-    auto&& awaiter = hookset::detail::get_awaiter(std::move(dispatch));
+    auto&& awaiter = hookset::detail::get_awaiter(std::move(op));
     try {
       hookset::detail::await_context_scope scope(&link);  // for the synchronous hooks
       if (awaiter.await_ready()) {
@@ -420,7 +417,6 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
       }
     }
   }
-  from_caller.reset();
 
   // The frame goes first, then the handler is called (built in place: each piece moved once
   // into the awaiter, once out of it before the frame goes).

@@ -76,6 +76,15 @@ class dispatch_context {
 
   CallOptions& options() noexcept { return options_; }
 
+  // A context lent to its dispatch (dispatch::run_under) belongs to whoever lent it: the
+  // dispatch does not delete it.
+  void lend() noexcept { lent_ = true; }
+  bool lent() const noexcept { return lent_; }
+
+  // Stops the dispatch as the caller's stop token would (an adapter's cancellation). A copy of
+  // the source may outlive the context: a request through it after the dispatch ended is moot.
+  const hookset::stop_source& source() const noexcept { return source_; }
+
   // Marks the dispatch this context belongs to as the rest of an intercepted one.
   void continue_intercepted(intercept_link* outer) noexcept { intercepted_by_ = outer; }
   intercept_link* intercepted_by() const noexcept { return intercepted_by_; }
@@ -184,6 +193,7 @@ class dispatch_context {
   Executor* executor_ = nullptr;
   std::optional<clock::time_point> deadline_;
   bool deadline_passed_ = false;
+  bool lent_ = false;
   hookset::stop_source source_;
   hookset::stop_token token_;
   std::optional<hookset::stop_callback<stop_forwarder>> from_caller_;

@@ -309,7 +309,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
   dispatch& operator=(dispatch&&) = delete;
-  ~dispatch() {
+  HOOKSET_ALWAYS_INLINE ~dispatch() {
     if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
   }
@@ -350,6 +350,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // The options given so far (creating empty ones), for adapters that add their own.
   CallOptions& options() & { return context().options(); }
+
+  // Runs this dispatch under `context`, which the caller (an adapter's operation, keeping it
+  // beside the dispatch) owns and keeps alive until the dispatch is destroyed: the options given
+  // so far move into it, and the dispatch allocates no context of its own.
+  void run_under(dispatch_context& context) & noexcept {
+    if (flags_ & has_context) {
+      context.options() = std::move(context_->options());
+      if (!context_->lent()) delete context_;
+    }
+    context.lend();
+    set_context(&context);
+  }
 
   // ---- as an asynchronous operation (with <hookset/asio.hpp>) --------------------------------
 
@@ -774,7 +786,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
-    if (flags_ & has_context) delete context_;
+    if ((flags_ & has_context) && !context_->lent()) delete context_;
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
 
@@ -1880,7 +1892,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   std::size_t hook_position_;
   hook_clock::ticks hook_started_;
 
-  dispatch_context* context_;                     // owned, valid when flags_ has `has_context`
+  dispatch_context* context_;  // valid when flags_ has `has_context`; owned unless lent()
   late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`
 
   // Suspension: the step that takes the pending value, the hook that produces it.
