@@ -158,14 +158,15 @@ join_background_stage() {
 
 # The configurations live in CMakePresets.json (configure, build and test presets of these
 # names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
-# -O1 -g1 with ASan+UBSan (every test but the compiler-only compile-fail snippets, already run by
-# the gcc stage) and with TSan (the multi-threaded tests only), and the sanitizer options.
+# Debug with ASan+UBSan (not the compiler-only compile-fail snippets, nor the model-based
+# programs the fuzz stage runs under the same sanitizers), -O1 -g1 with TSan (the multi-threaded
+# tests only), and the sanitizer options. docs/testing.md has a table of what each stage runs.
 stage gcc "$GCC"
 stage clang "$CLANG"
 stage gcc-asan "$GCC"
 
 # LLVM's own standard library: clang++-16 -stdlib=libc++ (Debian's libc++ 16, which has no
-# <stop_token>, so hookset's own stop_token is used), every test and the examples, Debug with
+# <stop_token>, so hookset's own stop_token is used), the tests and the examples, Debug with
 # libc++'s assertions. (Catch2 v2 is header-only here: tests/catch_main.cpp builds its runner
 # with the same library.)
 hookset_deps libc++-16-dev libc++abi-16-dev
