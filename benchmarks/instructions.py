@@ -176,6 +176,21 @@ def targets(r):
         a, sp = get("asio_await", "hookset", n), get("asio_await", "sync_post", n)
         if a is not None and sp is not None:
             out.append((f"asio co_await, {n} hooks: <= dispatch + one post", a, sp, a <= sp))
+        if a is not None and sp is not None:
+            out.append((f"asio co_await, {n} hooks: <= 1.5x (dispatch + one post)", a, 1.5 * sp,
+                        a <= 1.5 * sp))
+    # Interceptors: one pass-through interceptor around the same fold dispatch.
+    for n in (0, 8):
+        plain = get("fold", "hookset", n)
+        for kind, extra in (("sync", 60), ("coroutine", 400)):
+            i = get("intercepted", kind, n)
+            if i is not None and plain is not None:
+                out.append((f"intercepted ({kind} interceptor), {n} hooks: <= dispatch + {extra}",
+                            i, plain + extra, i <= plain + extra))
+    # Keyed: an exact key among 1,000, against a hash map of std::function vectors and its loop.
+    k8, hk8 = get("keyed", "hookset", 8), get("keyed", "handwritten", 8)
+    if k8 is not None and hk8 is not None:
+        out.append(("keyed exact, 8 hooks: <= hand-written map lookup + loop", k8, hk8, k8 <= hk8))
     e, none = get("observed", "hook_events", 8), get("observed", "none", 8)
     if e is not None and none is not None:
         out.append(("hook events, 8 hooks: <= 5x the unobserved dispatch", e, 5 * none,

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <hookset/hookset.hpp>
@@ -351,6 +352,34 @@ void keyed_filtered(std::int64_t n, std::int64_t k) {
   });
 }
 
+// The hand-written peer of an exact-key dispatch: a hash map from each key to its hooks, looked
+// up with the dispatched string_view (a transparent hash: no std::string made), then the loop.
+struct key_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view key) const noexcept {
+    return std::hash<std::string_view>{}(key);
+  }
+};
+
+void keyed_handwritten(std::int64_t n, std::int64_t k) {
+  std::unordered_map<std::string, std::vector<std::function<int(std::string_view, int)>>, key_hash,
+                     std::equal_to<>>
+      hooks;
+  for (int i = 0; i < 1000; ++i) {
+    std::string digits = std::to_string(i);
+    std::string key = "tool_" + std::string(4 - digits.size(), '0') + digits;
+    const std::int64_t count = key == keyed_dispatched ? n : 1;
+    if (count > 0) hooks[std::move(key)].assign(static_cast<std::size_t>(count), int_fold_hook);
+  }
+  repeat(k, [&](std::string_view s) {
+    const std::string_view tool = opaque_tool();
+    int last = KeyedFold::default_impl(s, tool);
+    if (const auto found = hooks.find(tool); found != hooks.end())
+      for (const auto& hook : found->second) last = hook(s, last);
+    return last;
+  });
+}
+
 void keyed_unkeyed(std::int64_t n, std::int64_t k) {
   const auto set = set_of<UnkeyedFold>(n, keyed_fold_hook);
   repeat(k, [&](std::string_view s) {
@@ -393,6 +422,7 @@ const scenario scenarios[] = {
     {"keyed", "hookset", {0, 1, 8}, keyed_hookset},
     {"keyed", "unkeyed", {0, 1, 8}, keyed_unkeyed},
     {"keyed", "filtered", {1, 8}, keyed_filtered},
+    {"keyed", "handwritten", {0, 1, 8}, keyed_handwritten},
     {"coro", "hookset", all_counts, coro_hookset},
     {"coro", "handcoro", all_counts, coro_handcoro},
     {"coro", "handcoro_inline", all_counts, coro_handcoro_inline},

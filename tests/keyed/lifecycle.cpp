@@ -1,6 +1,6 @@
 // Keyed slots over a set's life: keys added and removed at run time, remove by HookId, clear,
 // keys()/has_hooks(), copies, extend, nested, frozen and shared sets, the strong guarantee, an
-// edit made by a hook during a dispatch, non-string keys, 1000 keys.
+// edit made by a hook during a dispatch, non-string keys, 1000 keys, string keys of every length.
 #include "hookset_catch.hpp"
 #include "test_support.hpp"
 
@@ -274,6 +274,51 @@ TEST_CASE("keyed: 1000 keys, each with its own hook, beside matchers") {
   CHECK(run(set, "tool4") == 0);
   CHECK(run(set, "tool5") == 5);
   CHECK(run(set, "tool17") == 100017);
+}
+
+// The string-key table hashes and compares keys a word at a time, the last word overlapping the
+// one before it, keys under 8 bytes as overlapping halves or single bytes: every length from 0 to
+// 40, and keys of one length that differ in one byte only - first, middle or last - each find
+// their own hook and no other's.
+TEST_CASE("keyed: string keys of every length, differing in one byte anywhere, are told apart") {
+  Set set;
+  std::vector<std::string> keys;
+  for (std::size_t length = 0; length <= 40; ++length) {
+    const std::string base(length, 'k');
+    keys.push_back(base);
+    for (std::size_t at = 0; at < length; ++at) {
+      std::string changed = base;
+      changed[at] = 'x';
+      keys.push_back(changed);
+    }
+  }
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    set.add<Check>(hookset::key(keys[i]), giving(static_cast<int>(i) + 1));
+  CHECK(set.keys<Check>().size() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INFO("key '" << keys[i] << "'");
+    CHECK(run(set, keys[i]) == static_cast<int>(i) + 1);
+  }
+  // Near misses: one byte more or less, a byte changed to one no key has.
+  CHECK(run(set, std::string(41, 'k')) == 0);
+  CHECK(run(set, std::string(5, 'k') + "y") == 0);
+  CHECK(run(set, "y" + std::string(12, 'k')) == 0);
+  CHECK(run(set, std::string(8, 'k') + "y" + std::string(8, 'k')) == 0);
+
+  // The comparison on its own (above, distinct hashes would hide a comparison that skips bytes):
+  // equal keys are the same, and a change of any one byte, or of the length, is seen.
+  using hookset::detail::string_key;
+  for (const std::string& a : keys) {
+    INFO("key '" << a << "'");
+    CHECK(string_key::same(a, std::string(a)));
+    CHECK(string_key::hash{}(a) == string_key::hash{}(std::string(a)));
+    for (std::size_t at = 0; at < a.size(); ++at) {
+      std::string changed = a;
+      changed[at] = 'z';
+      CHECK_FALSE(string_key::same(a, changed));
+    }
+    CHECK_FALSE(string_key::same(a, a + "k"));
+  }
 }
 
 TEST_CASE("keyed: a key declared std::string by value is the dispatch's own - awaited later") {
