@@ -447,7 +447,39 @@ struct initiate_call {
   void operator()(Handler&& handler, Dispatch&& dispatch) const {
     net::any_io_executor executor = io_executor;
     if (!executor) executor = net::get_associated_executor(handler, net::system_executor());
-    run_operation(std::move(dispatch), std::forward<Handler>(handler), std::move(executor));
+    using result = typename std::remove_cvref_t<Dispatch>::result_type;
+    std::exception_ptr error;
+    std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
+    {
+      // A dispatch that cannot suspend and has nothing to cancel runs here, without the
+      // operation's frame and context; its synchronous hooks still find the executor.
+      std::remove_cvref_t<Dispatch> op(std::move(dispatch));
+      bool completed = false;
+      {
+        executor_binding binding(executor);
+        const await_context link{nullptr, nullptr, nullptr, &binding};
+        hookset::detail::await_context_scope scope(&link);
+        try {
+          completed = op.run_if_synchronous();
+          if (completed) {
+            if constexpr (std::is_void_v<result>) op.await_resume();
+            else value.emplace(op.await_resume());
+          }
+        } catch (...) {
+          completed = true;
+          error = std::current_exception();
+        }
+      }
+      if (!completed) {
+        run_operation(std::move(op), std::forward<Handler>(handler), std::move(executor));
+        return;
+      }
+    }  // (the dispatch is gone before its handler can run: Asio's rule for an operation's state)
+    // Posted, never called here (Asio's rule).
+    auto handler_executor = net::get_associated_executor(handler, executor);
+    net::post(std::move(handler_executor),
+              completion<std::decay_t<Handler>, result>{
+                  std::forward<Handler>(handler), {}, error, std::move(value)});
   }
 };
 

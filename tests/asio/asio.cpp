@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -333,6 +334,48 @@ TEST_CASE("async_call releases the dispatch and its arguments before the handler
   io.restart();
   io.run();
   CHECK(released_inline == true);
+}
+
+TEST_CASE(
+    "a dispatch that completes at once: posted, its state gone first, a hook's error rethrown") {
+  // Nobody watching, no options, synchronous hooks: the operation runs the dispatch inside the
+  // initiating call, without a frame or a context of its own - with the same rules.
+  struct Hold : hookset::Slot<int(std::shared_ptr<int>), hookset::Always> {
+    static int default_impl(const std::shared_ptr<int>& p) { return *p; }
+  };
+  net::io_context io;
+  hookset::HookSet<Hold> set;
+  set.add<Hold>([](const std::shared_ptr<int>& p, std::optional<int> last) { return *p + *last; });
+  auto argument = std::make_shared<int>(20);
+  const std::weak_ptr<int> watch = argument;
+  std::optional<int> value;
+  std::optional<bool> released_before_handler;
+  hookset::asio::async_call(io.get_executor(), set.call<Hold>(std::move(argument)),
+                            [&](std::exception_ptr error, int result) {
+    CHECK_FALSE(error);
+    value = result;
+    released_before_handler = watch.expired();
+  });
+  CHECK_FALSE(value);  // never inside the initiating function
+  io.run();
+  CHECK(value == 40);
+  CHECK(released_before_handler == true);
+
+  set.add<Hold>([](const std::shared_ptr<int>&, std::optional<int>) -> int {
+    throw std::runtime_error("a synchronous hook failed");
+  });
+  io.restart();
+  std::string caught;
+  const int after = run_on(io, [&]() -> net::awaitable<int> {
+    try {
+      co_return co_await set.call<Hold>(std::make_shared<int>(1));
+    } catch (const std::runtime_error& error) {
+      caught = error.what();
+    }
+    co_return -1;
+  }());
+  CHECK(after == -1);
+  CHECK(caught == "a synchronous hook failed");
 }
 
 TEST_CASE(

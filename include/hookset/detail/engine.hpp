@@ -403,6 +403,27 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return start_watched();
   }
 
+  // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now when it cannot suspend
+  // and has nothing to stop or report - nobody watching, no options, no interceptor, every hook
+  // plain, a synchronous default - and returns true, its result for await_resume. An operation
+  // with nothing to cancel needs no context and no coroutine frame. Otherwise starts nothing
+  // and returns false (the operation then runs it under its own context, from await_ready).
+  // (The fold kinds of the lean loop; the others take the operation's general path.)
+  bool run_if_synchronous() {
+    if constexpr (Kind::is_keyed || !plain_fold_loop) {
+      return false;
+    } else {
+      if (set_observer_ || (flags_ & has_context) || observer_installed()) return false;
+      list_ = owner_->current();
+      if (!list_) {
+        if (!default_sync_ && Kind::is_always) return false;
+        return start_without_hooks();
+      }
+      if (!list_->all_plain || !plain_fold_runs(*list_, default_sync_)) return false;
+      return run_plain_fold();
+    }
+  }
+
   // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
   // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
   // context of the coroutine awaiting the dispatch.
