@@ -359,6 +359,29 @@ struct stop_on_cancel {
   }
 };
 
+// A dispatch's outcome on its way to the handler: its result, or its error.
+template <class Result>
+struct outcome {
+  std::exception_ptr error;
+  std::optional<std::conditional_t<std::is_void_v<Result>, int, Result>> value;
+
+  // Starts the dispatch `awaiter` with `start` (true: it completed) and, if it completed, takes
+  // its result - or its error, thrown by either, which completes it too. Run where synchronous
+  // hooks find the executor (`link`).
+  template <class Start, class Awaiter>
+  bool take_if_completed(Start start, Awaiter& awaiter, const await_context& link) noexcept {
+    try {
+      hookset::detail::await_context_scope scope(&link);
+      if (!start()) return false;
+      if constexpr (std::is_void_v<Result>) awaiter.await_resume();
+      else value.emplace(awaiter.await_resume());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    return true;
+  }
+};
+
 template <class Dispatch, class Handler>
 operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor io_executor) {
   using result = typename Dispatch::result_type;
@@ -381,24 +404,13 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   const await_context link{nullptr, nullptr, nullptr, &binding};
   co_await hookset::detail::exchange_await_context{&link};
 
-  std::exception_ptr error;
-  std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
-  bool completed_inline = false;
+  outcome<result> out;
   std::optional<decltype(track_work(io_executor))> io_work;
   std::optional<decltype(track_work(handler_executor))> handler_work;
+  bool completed_inline;
   {
     auto&& awaiter = hookset::detail::get_awaiter(std::move(op));
-    try {
-      hookset::detail::await_context_scope scope(&link);  // for the synchronous hooks
-      if (awaiter.await_ready()) {
-        completed_inline = true;
-        if constexpr (std::is_void_v<result>) awaiter.await_resume();
-        else value.emplace(awaiter.await_resume());
-      }
-    } catch (...) {
-      completed_inline = true;
-      error = std::current_exception();
-    }
+    completed_inline = out.take_if_completed([&] { return awaiter.await_ready(); }, awaiter, link);
     if (!completed_inline) {
       // Pending: the io_context must not run out of work until the handler ran (a hook may wait
       // on something outside Asio). Taken only now: work released before the context's run()
@@ -410,10 +422,10 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
           co_await hookset::detail::already_checked_awaiter<
               std::remove_reference_t<decltype(awaiter)>>{awaiter};
         else
-          value.emplace(co_await hookset::detail::already_checked_awaiter<
-                        std::remove_reference_t<decltype(awaiter)>>{awaiter});
+          out.value.emplace(co_await hookset::detail::already_checked_awaiter<
+                            std::remove_reference_t<decltype(awaiter)>>{awaiter});
       } catch (...) {
-        error = std::current_exception();
+        out.error = std::current_exception();
       }
     }
   }
@@ -423,7 +435,7 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   using handler_executor_t = decltype(handler_executor);
   using work_t = decltype(track_work(handler_executor));
   destroy_frame_then<delivery<completion<Handler, result>, handler_executor_t, work_t>> finish{
-      {{std::move(handler), slot, error, std::move(value)},
+      {{std::move(handler), slot, std::move(out.error), std::move(out.value)},
        std::move(handler_executor),
        completed_inline,
        std::move(handler_work)}};
@@ -448,27 +460,16 @@ struct initiate_call {
     net::any_io_executor executor = io_executor;
     if (!executor) executor = net::get_associated_executor(handler, net::system_executor());
     using result = typename std::remove_cvref_t<Dispatch>::result_type;
-    std::exception_ptr error;
-    std::optional<std::conditional_t<std::is_void_v<result>, int, result>> value;
+    outcome<result> out;
     {
       // A dispatch that cannot suspend and has nothing to cancel runs here, without the
       // operation's frame and context; its synchronous hooks still find the executor.
       std::remove_cvref_t<Dispatch> op(std::move(dispatch));
-      bool completed = false;
+      bool completed;
       {
         executor_binding binding(executor);
         const await_context link{nullptr, nullptr, nullptr, &binding};
-        hookset::detail::await_context_scope scope(&link);
-        try {
-          completed = op.run_if_synchronous();
-          if (completed) {
-            if constexpr (std::is_void_v<result>) op.await_resume();
-            else value.emplace(op.await_resume());
-          }
-        } catch (...) {
-          completed = true;
-          error = std::current_exception();
-        }
+        completed = out.take_if_completed([&] { return op.run_if_synchronous(); }, op, link);
       }
       if (!completed) {
         run_operation(std::move(op), std::forward<Handler>(handler), std::move(executor));
@@ -479,7 +480,7 @@ struct initiate_call {
     auto handler_executor = net::get_associated_executor(handler, executor);
     net::post(std::move(handler_executor),
               completion<std::decay_t<Handler>, result>{
-                  std::forward<Handler>(handler), {}, error, std::move(value)});
+                  std::forward<Handler>(handler), {}, std::move(out.error), std::move(out.value)});
   }
 };
 
