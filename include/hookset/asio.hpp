@@ -59,7 +59,7 @@
 #include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
-#include <hookset/detail/dispatch_context.hpp>
+#include <hookset/detail/dispatch/context.hpp>
 
 #if BOOST_VERSION == 108100
 namespace boost::asio::detail {

@@ -29,10 +29,10 @@ struct HookEnds : hookset::Observer {
 }  // namespace
 
 // Found by the model test (variant "services"), fixed: a synchronous hook of a slot with a result
-// whose own time limit expired was concluded twice (engine.hpp, dispatch::run_hook: the
-// conclude_hook call was inside the try, and its catch concluded the hook again with that
-// exception as the hook's error). docs/semantics.md, section 14: FailClosed fails with HookFailed
-// whose cause is the DispatchTimeout, and the hook has one end event.
+// whose own time limit expired was concluded twice (detail/dispatch/dispatch.hpp,
+// dispatch::run_hook: the conclude_hook call was inside the try, and its catch concluded the hook
+// again with that exception as the hook's error). docs/semantics.md, section 14: FailClosed fails
+// with HookFailed whose cause is the DispatchTimeout, and the hook has one end event.
 TEST_CASE(
     "a fail-closed synchronous hook whose time limit expires fails with "
     "HookFailed(DispatchTimeout)",

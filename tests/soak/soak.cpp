@@ -1105,8 +1105,8 @@ TEST_CASE(
 }
 
 // Also found by the soak (its observer saw two ends for one hook run). A synchronous hook
-// concluded inside run_hook's try block (detail/engine.hpp): when concluding throws - the
-// dispatch was stopped while the hook ran, or the hook's own time limit expired under Propagate
+// concluded inside run_hook's try block (detail/dispatch/dispatch.hpp): when concluding throws -
+// the dispatch was stopped while the hook ran, or the hook's own time limit expired under Propagate
 // or FailClosed - the hook's end has already been reported, the catch takes the exception for
 // the hook's own error and concludes the hook a second time: a second end event, and under
 // FailClosed a HookFailed whose cause is another HookFailed instead of the DispatchTimeout.

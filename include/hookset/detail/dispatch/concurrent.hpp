@@ -1,0 +1,256 @@
+#pragma once
+// The concurrent runner of Concurrent / MaxConcurrent slots: from the first hook that suspends
+// on, hooks start without waiting for the earlier ones to finish, up to the slot's limit;
+// synchronous ones still run at their turn. Their outcomes are taken in registration order, by
+// the same rules as one after another (conclude_hook, take_output). A Break (FirstSuccess), a
+// failure or a stop stops the starting and asks the running hooks to stop; the dispatch goes on
+// (or fails) only when every hook it started has finished. The driver (driver.hpp) runs it
+// (run_concurrently) from the first hook that suspends (run_hooks_with_bookkeeping).
+
+#include <chrono>
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/stop_token.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/dispatch/dispatch.hpp>
+#include <hookset/detail/hook_clock.hpp>
+
+namespace hookset::detail {
+
+// One started hook of a concurrent dispatch.
+template <class Result>
+struct concurrent_slot {
+  bool done = false;       // guarded by the state's mutex until taken
+  bool concluded = false;  // its outcome taken (before its turn: a failure, when it happened)
+  value_holder<Result> value;
+  std::exception_ptr error;
+  std::chrono::steady_clock::time_point started{};  // for its time limit
+  hook_clock::ticks event_started = 0;              // for its hook events
+  stop_source stop;  // this hook's: the dispatch's stop, a loser's cancellation
+  stop_token token;
+  std::optional<stop_callback<stop_forwarder>> from_dispatch;
+  await_context link;
+  expiry_timer own_limit;
+};
+
+// What a concurrent dispatch's driver and the runners of its hooks share.
+template <class Result>
+struct concurrent_state {
+  explicit concurrent_state(std::size_t n) : slots(n) {}
+  std::mutex mutex;
+  std::vector<concurrent_slot<Result>> slots;
+  std::size_t in_flight = 0;
+  std::size_t finished_unseen = 0;
+  std::size_t failures = 0;  // hooks that finished with an exception so far
+  std::coroutine_handle<> waiting;
+
+  // A runner's hook finished: records it, wakes the driver if it waits.
+  void finish(std::size_t i, value_holder<Result>&& value, std::exception_ptr error) noexcept {
+    std::coroutine_handle<> wake;
+    {
+      std::lock_guard lock(mutex);
+      slots[i].value = std::move(value);
+      slots[i].error = std::move(error);
+      slots[i].done = true;
+      if (slots[i].error) ++failures;
+      --in_flight;
+      ++finished_unseen;
+      wake = std::exchange(waiting, nullptr);
+    }
+    if (wake) wake.resume();
+  }
+  bool is_done(std::size_t i) {
+    std::lock_guard lock(mutex);
+    return slots[i].done;
+  }
+  std::size_t running() {
+    std::lock_guard lock(mutex);
+    return in_flight;
+  }
+  std::size_t failed() {
+    std::lock_guard lock(mutex);
+    return failures;
+  }
+  // Waits until some hook finishes (at once if one did since the last wait).
+  auto next_finish() noexcept {
+    struct awaiter {
+      concurrent_state& state;
+      bool await_ready() const noexcept { return false; }
+      bool await_suspend(std::coroutine_handle<> driver) noexcept {
+        std::lock_guard lock(state.mutex);
+        if (state.finished_unseen != 0) {
+          state.finished_unseen = 0;
+          return false;
+        }
+        state.waiting = driver;
+        return true;
+      }
+      void await_resume() noexcept {
+        std::lock_guard lock(state.mutex);
+        state.finished_unseen = 0;
+      }
+    };
+    return awaiter{*this};
+  }
+};
+
+// Awaits one hook's Task and reports to the state; frees itself.
+struct concurrent_runner {
+  struct promise_type : pooled_frame, await_context_carrier {
+    concurrent_runner get_return_object() noexcept { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }  // run_one catches everything
+  };
+};
+template <class Result>
+concurrent_runner run_one(concurrent_state<Result>* state, std::size_t i, Task<Result> task) {
+  co_await exchange_await_context{&state->slots[i].link};  // the hook sees its own stop token
+  value_holder<Result> value;
+  std::exception_ptr error;
+  try {
+    if constexpr (std::is_void_v<Result>) co_await std::move(task);
+    else value.emplace(co_await std::move(task));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  state->finish(i, std::move(value), std::move(error));
+}
+
+template <class Kind, class... A>
+inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
+  const std::size_t first = next_;
+  auto state = std::make_unique<concurrent_state<result>>(count_ - first);
+  const bool with_context = flags_ & has_context;
+  const await_context* parent = co_await current_await_context();
+  std::size_t start = first;  // the next hook to start
+  std::size_t take = first;   // the next outcome to take, in registration order
+  bool starting = true;
+  std::exception_ptr failure;  // what the dispatch ends with, once every hook has finished
+
+  auto stop_running = [&] {
+    starting = false;
+    for (std::size_t i = take; i < start; ++i) state->slots[i - first].stop.request_stop();
+  };
+  // Takes the outcome of hook i (finished) by the usual rules; a failure of the dispatch is
+  // kept in `failure` and stops the hooks still running.
+  auto conclude = [&](std::size_t i) {
+    concurrent_slot<result>& slot = state->slots[i - first];
+    const entry& hook = hooks_[i];
+    slot.concluded = true;
+    try {
+      hook_position_ = i;
+      hook_started_ = slot.event_started;
+      slot.own_limit.cancel();
+      const bool own_limit =
+          hook.record->timeout &&
+          (slot.own_limit.expired() ||
+           std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+      if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
+        if constexpr (!is_void) value_ = std::move(*slot.value);
+        if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
+      }
+    } catch (...) {
+      failure = std::current_exception();
+      stop_running();
+    }
+  };
+  std::size_t failures_seen = 0;
+  for (;;) {
+    while (starting && start < count_ && state->running() < Kind::concurrency) {
+      if (with_context && context_->stop_requested()) {
+        starting = false;  // a stopped dispatch starts nothing more (and fails below)
+        break;
+      }
+      if (state->failed() != failures_seen) break;  // (a hook failed: see to it first)
+      start_concurrent(*state, first, start++, parent);
+      next_ = start;  // hooks_run: started so far
+    }
+    while (take < start && state->is_done(take - first)) {
+      concurrent_slot<result>& slot = state->slots[take - first];
+      const entry& hook = hooks_[take];
+      const std::size_t i = take++;
+      if (slot.concluded) continue;  // (a failure, taken when it happened)
+      if (!starting && (failure || (flags_ & broke))) {
+        // A loser: its answer no longer matters.
+        hook_position_ = i;
+        hook_started_ = slot.event_started;
+        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
+        continue;
+      }
+      conclude(i);
+    }
+    // A failure that fails the dispatch (Propagate, FailClosed) is acted on when it happens,
+    // not at its turn: every hook still running, registered before it or after, is asked to
+    // stop at once. (FailOpen failures wait for their turn: they only leave an output out.
+    // Once a first-success chain has its answer, the hooks it stopped fail as they may.)
+    if (!failure && !(flags_ & broke)) {
+      if (const std::size_t failed = state->failed(); failed != failures_seen) {
+        failures_seen = failed;
+        for (std::size_t i = take; i < start && !failure; ++i) {
+          const concurrent_slot<result>& slot = state->slots[i - first];
+          if (hooks_[i].on_failure != FailurePolicy::fail_open && state->is_done(i - first) &&
+              slot.error && !slot.concluded)
+            conclude(i);
+        }
+      }
+    }
+    if (take == start && (!starting || start == count_)) break;
+    if (starting && start < count_ && state->running() < Kind::concurrency) continue;
+    if (flags_ & hook_events) observers_.forget_boundary();  // (waiting is no hook's time)
+    co_await state->next_finish();
+  }
+  // (Every started hook has finished and been taken.)
+  if (failure) std::rethrow_exception(failure);
+  check_stop();
+}
+
+template <class Kind, class... A>
+inline void dispatch<Kind, mp::mp_list<A...>>::start_concurrent(concurrent_state<result>& state,
+                                                                std::size_t first, std::size_t i,
+                                                                const await_context* parent) {
+  const entry& hook = hooks_[i];
+  concurrent_slot<result>& slot = state.slots[i - first];
+  slot.token = slot.stop.get_token();
+  const bool with_context = flags_ & has_context;
+  if (with_context) slot.from_dispatch.emplace(*context_->link()->stop, stop_forwarder{&slot.stop});
+  slot.link =
+      await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
+  slot.started = std::chrono::steady_clock::now();
+  if (flags_ & hook_events) slot.event_started = observers_.hook_begin(slot_->name, hook, i);
+  if (hook.record->timeout)
+    slot.own_limit.arm(with_context ? context_->executor() : default_executor(),
+                       slot.started + *hook.record->timeout, slot.stop);
+  {
+    std::lock_guard lock(state.mutex);
+    ++state.in_flight;
+  }
+  value_holder<result> value;
+  std::exception_ptr error;
+  try {
+    await_context_scope scope(&slot.link);
+    if (hook.sync) {
+      if constexpr (is_void) call_with_args(sync_call_of<Kind>(hook), hook.object);
+      else value.emplace(call_with_args(sync_call_of<Kind>(hook), hook.object));
+    } else {
+      Task<result> task = call_with_args(async_call_of<Kind>(hook), hook.object);
+      run_one(&state, i - first, std::move(task));
+      return;
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  state.finish(i - first, std::move(value), std::move(error));
+}
+
+}  // namespace hookset::detail

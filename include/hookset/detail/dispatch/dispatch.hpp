@@ -1,0 +1,1273 @@
+#pragma once
+// The dispatch engine: the awaitable `HookSet::call<S>(args...)` returns (detail/engine.hpp
+// includes it with the files that define the rest of its member functions).
+//
+// One engine serves every mode x companion combination, instantiated per slot kind
+// (result, parameters, mode, companions), never per slot: a slot contributes only its
+// descriptor (name, default, failure policy) at run time.
+//
+// The rules. Each is stated once, in the function named after it:
+//   start       Always: the default runs first and its output is taken like a hook's;
+//               Fallback, Singleton: nothing runs before the hooks.
+//   take_output what happens to each output (the default's under Always, then each hook's):
+//               a fold slot keeps it as the next `last`; a chain companion judges it (Break ends
+//               the hooks); an aggregate collects it.
+//   finish      when the hooks are done: a Fallback or Singleton slot whose hooks produced no
+//               output runs its default alone (run_sole_default); a Fallback + Chain slot whose
+//               hooks all said Continue has the default's last word; then the result is
+//               produced (produce_result: aggregate, finalize, or the last output).
+//
+// How they run. Every step is a member function that returns true when the dispatch is complete
+// and false when it left an awaitable pending (an asynchronous default, hook or companion),
+// naming in `resume_` the step that takes its value. await_ready() runs the steps synchronously
+// - the whole dispatch when nothing suspends: no frame, no allocation, no suspension - and a
+// dispatch that must wait suspends into a small driver coroutine that awaits the pending
+// awaitable, stores its value and calls `resume_`, until done. The synchronous run and the
+// driver call the very same steps: no rule exists twice.
+
+#include <chrono>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <hookset/call_options.hpp>
+#include <hookset/companions.hpp>
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/manual_lifetime.hpp>
+#include <hookset/coro/stop_token.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/events.hpp>
+#include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/hook_clock.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/slot_traits.hpp>
+#include <hookset/detail/type_name.hpp>
+#include <hookset/errors.hpp>
+#include <hookset/format.hpp>
+#include <hookset/observer.hpp>
+#include <hookset/pipeline.hpp>
+
+namespace hookset::detail {
+
+struct no_value {};
+
+// Where a dispatch keeps one value of type T (nothing for void).
+template <class T>
+using value_holder = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
+
+// The instance of companion C a dispatch calls: the one configured on the set if any (called
+// as const, it is shared), else one default-constructed for this dispatch - only then.
+template <class C>
+class companion_instance {
+  struct none {};
+
+ public:
+  static constexpr bool constructible = std::is_default_constructible_v<C>;
+  void bind(const std::shared_ptr<const void>& configured) noexcept {
+    configured_ = static_cast<const C*>(configured.get());
+  }
+  bool usable() const noexcept { return constructible || configured_ != nullptr; }
+
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    if constexpr (!constructible) {
+      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    } else {
+      if constexpr (std::is_invocable_v<F, const C&>)
+        if (configured_) return std::forward<F>(f)(*configured_);
+      if (!local_) local_.emplace();
+      return std::forward<F>(f)(*local_);
+    }
+  }
+
+ private:
+  const C* configured_ = nullptr;
+  [[no_unique_address]] std::conditional_t<constructible, std::optional<C>, none> local_;
+};
+template <>
+class companion_instance<void> {
+ public:
+  static constexpr bool constructible = true;
+  void bind(const std::shared_ptr<const void>&) noexcept {}
+  bool usable() const noexcept { return true; }
+};
+
+// An intercepted dispatch's own state: the snapshot the rest of it runs over (whatever the set
+// does meanwhile), how far its interceptors got, and what the dispatch of its hooks shares.
+struct intercept_state {
+  hook_list_owner snapshot;
+  intercept_link link;
+  std::size_t started = 0;  // interceptors started, counting the dispatch of the hooks as one more
+};
+
+// What an interceptor's Next holds: the dispatch it belongs to, and what next() starts - the
+// interceptor at `index`, or the dispatch of the hooks once past the last.
+struct next_handle {
+  void* dispatch;
+  std::size_t index;
+};
+
+// concurrent.hpp: what a concurrent dispatch's driver and its hooks' runners share.
+template <class Result>
+struct concurrent_state;
+
+template <class Kind, class Params = typename Kind::parameters>
+class dispatch;
+
+template <class Kind, class... A>
+class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
+  using result = typename Kind::result;
+  using output = typename Kind::output;
+  using list_type = hook_list;
+  using entry = hook_entry;
+  using descriptor = slot_descriptor<Kind>;
+  using indices = std::index_sequence_for<A...>;
+
+  static constexpr bool is_void = Kind::is_void;
+  static constexpr bool companions_constructible =
+      companion_instance<typename Kind::chain>::constructible &&
+      companion_instance<typename Kind::aggregate>::constructible &&
+      companion_instance<typename Kind::finalize>::constructible;
+  // Whether an output needs more than being kept as the newest one.
+  static constexpr bool judges_outputs =
+      Kind::has_chain || Kind::has_aggregate || Kind::is_pipeline;
+  // Kinds where an output never ends the hook loop nor suspends it (take_output is collect()):
+  // the driver may run their quiet hooks back to back.
+  static constexpr bool quiet_hooks_back_to_back =
+      !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
+
+  // What the step after an output does.
+  enum class next : unsigned char { more, stop, suspended };
+  // What an asynchronous step left pending.
+  enum class pending_kind : unsigned char { value, flow, output, concurrent, intercepted };
+  using step = bool (dispatch::*)();
+
+  // flags_
+  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
+  static constexpr std::uint8_t suspended =
+      2;  // await_ready returned false: a pending awaitable exists
+  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;  // observers_ is set
+  static constexpr std::uint8_t hook_events = 16;  // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;        // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64;  // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner =
+      128;  // owner_kept_ holds what the hook lists belong to
+
+ public:
+  // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
+  // scoped one around it (await_context.hpp).
+  using runs_code_in_await_ready = void;
+
+  template <class... Args>
+  dispatch(const hook_list_owner& owner, const descriptor& slot, Observer* set_observer,
+           Args&&... args)
+      : args_(std::forward<Args>(args)...),
+        owner_(&owner),
+        slot_(&slot),
+        set_observer_(set_observer),
+        default_sync_(slot.default_sync),
+        default_async_(slot.default_async) {}
+
+  // Movable until it starts (compilers may move awaiters): the inputs and the options move.
+  dispatch(dispatch&& other) noexcept(
+      std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
+      : args_(std::move(other.args_)),
+        owner_(other.owner_),
+        slot_(other.slot_),
+        set_observer_(other.set_observer_),
+        default_sync_(other.default_sync_),
+        default_async_(other.default_async_),
+        flags_(other.flags_ & (has_context | keeps_owner)) {
+    if (flags_ & has_context) {
+      context_ = other.context_;
+      other.flags_ &= static_cast<std::uint8_t>(~has_context);
+    }
+    if (flags_ & keeps_owner) {
+      owner_kept_.emplace(other.owner_kept_.take());
+      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
+    }
+  }
+  dispatch& operator=(dispatch&&) = delete;
+  HOOKSET_ALWAYS_INLINE ~dispatch() {
+    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
+      release();
+  }
+
+  // ---- options (before the dispatch starts) -------------------------------------------------
+
+  // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
+  dispatch&& with(CallOptions options) && {
+    if (flags_ & has_context) context_->options() = std::move(options);
+    else set_context(new dispatch_context(std::move(options)));
+    return std::move(*this);
+  }
+  dispatch&& with_stop_token(stop_token token) && {
+    context().options().stop_token = std::move(token);
+    return std::move(*this);
+  }
+  dispatch&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    context().options().deadline = deadline;
+    return std::move(*this);
+  }
+  template <class Rep, class Period>
+  dispatch&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    context().options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+    return std::move(*this);
+  }
+  dispatch&& on(Executor& executor) && {
+    context().options().executor = &executor;
+    return std::move(*this);
+  }
+  // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
+  // long as the dispatch.
+  dispatch&& keeping(std::shared_ptr<const void> owner) && {
+    if (flags_ & keeps_owner) owner_kept_.destroy();
+    owner_kept_.emplace(std::move(owner));
+    flags_ |= keeps_owner;
+    return std::move(*this);
+  }
+
+  // The options given so far (creating empty ones), for adapters that add their own.
+  CallOptions& options() & { return context().options(); }
+
+  // Runs this dispatch under `context`, which the caller (an adapter's operation, keeping it
+  // beside the dispatch) owns and keeps alive until the dispatch is destroyed: the options given
+  // so far move into it, and the dispatch allocates no context of its own.
+  void run_under(dispatch_context& context) & noexcept {
+    if (flags_ & has_context) {
+      context.options() = std::move(context_->options());
+      drop_context();
+    }
+    context.lend();
+    set_context(&context);
+  }
+
+  // ---- as an asynchronous operation (with <hookset/asio.hpp>) --------------------------------
+
+  // `std::move(dispatch)(token)` with any Asio completion token; what makes `co_await
+  // set.call<S>(...)` work inside an asio::awaitable. Found through hookset_async_call, which
+  // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
+  using result_type = output;
+  template <class CompletionToken>
+  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
+      std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
+    return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
+  }
+
+  // Takes the snapshot and runs everything that completes synchronously.
+  HOOKSET_ALWAYS_INLINE bool await_ready() {
+    list_ = owner_->current();
+    if constexpr (Kind::is_keyed) {
+      // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
+      // for the key is this dispatch's own, released with it, on every path).
+      if (list_ && list_->list_for_key) take_list_for_key();
+    }
+    if constexpr (companions_constructible) {
+      if (!set_observer_ && !(flags_ & has_context) && !observer_installed()) [[likely]] {
+        // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
+        // Inlined (the default called directly) for slots without companions; with
+        // companions, one out-of-line copy per kind.
+        if (!list_) {
+          // No hook, no configured companion: nothing can change under the default, and no
+          // snapshot needs protecting.
+          if constexpr (Kind::has_chain || Kind::has_producer)
+            return start_without_hooks_outlined();
+          else return start_without_hooks();
+        }
+        if (list_->all_plain) return start_all_plain();
+        if constexpr (!Kind::is_keyed)
+          if (list_->any_interceptor) return start_intercepted_unwatched();
+      }
+    }
+    return start_watched();
+  }
+
+  // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now when it cannot suspend
+  // and has nothing to stop or report - nobody watching, no options, no interceptor, every hook
+  // plain, a synchronous default - and returns true, its result for await_resume. An operation
+  // with nothing to cancel needs no context and no coroutine frame. Otherwise starts nothing
+  // and returns false (the operation then runs it under its own context, from await_ready).
+  // (The fold kinds of the lean loop; the others take the operation's general path.)
+  bool run_if_synchronous() {
+    if constexpr (Kind::is_keyed || !plain_fold_loop) {
+      return false;
+    } else {
+      if (set_observer_ || (flags_ & has_context) || observer_installed()) return false;
+      list_ = owner_->current();
+      if (!list_) {
+        if (!default_sync_ && Kind::is_always) return false;
+        return start_without_hooks();
+      }
+      if (!list_->all_plain || !plain_fold_runs(*list_, default_sync_)) return false;
+      return run_plain_fold();
+    }
+  }
+
+  // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
+  // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
+  // context of the coroutine awaiting the dispatch.
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    // The unwatched interceptor layer's first interceptor, a coroutine: awaited directly (the
+    // driver has nothing to do for it), its result taken by await_resume.
+    if (awaits_interceptor_directly()) {
+      flags_ |= driving;  // (handed over: await_resume and release() know to what)
+      return get_awaiter(std::move(pending_intercepted_.get())).await_suspend(waiting);
+    }
+    // (Before the driver starts the pending awaitable: nothing of this dispatch runs yet.)
+    if constexpr (!std::derived_from<Promise, await_context_carrier>)
+      if (flags_ & has_context) context_->forget_parent();
+    driver_.emplace(drive(this));
+    flags_ |= driving;
+    return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
+  }
+
+  HOOKSET_ALWAYS_INLINE output await_resume() {
+    if (flags_ & driving) [[unlikely]] {
+      if (awaits_interceptor_directly()) [[unlikely]]
+        return resume_interceptor();
+      get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+    }
+    if constexpr (Kind::has_producer) return std::move(*output_);
+    else if constexpr (!std::is_void_v<output>) return std::move(*value_);
+  }
+
+ private:
+  // The general start: hooks, configured companions or observers.
+  HOOKSET_NOINLINE bool start_watched() {
+    next_ = count_ = produced_ = plain_end_ = 0;
+    // (What release() deletes when intercepting() - which a list filtered for a key, held from
+    // the start, makes true - even if the dispatch ends before its interceptors start: stopped
+    // or late already, say.)
+    intercept_ = nullptr;
+    Observer* const global = current_observer();
+    if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
+      adopt_observers(*outer);
+    } else if (global || set_observer_) [[unlikely]] {
+      observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
+      flags_ |= observed;
+      if (observers_.hook_events) flags_ |= hook_events;
+    }
+    try {
+      if (list_ && list_->any_time_limit && !(flags_ & has_context))
+        set_context(new dispatch_context(CallOptions{}));
+      if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
+      if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
+        hold_list();  // as any dispatch that suspends (below)
+        start_intercepted();
+        if (flags_ & has_context) context_->arm_deadline();
+        return false;
+      }
+      if (list_) {
+        hooks_ = list_->hooks.data();
+        count_ = list_->hooks.size();
+        plain_end_ = list_->leading_plain;
+        if constexpr (Kind::has_chain) chain_.bind(list_->chain);
+        if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
+        if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
+      }
+      if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
+        throw std::logic_error("hookset: slot " + std::string(slot_->name) +
+                               ": a companion type that cannot be default-constructed must be "
+                               "configured with configure<Slot>(instance) before dispatching");
+      if constexpr (Kind::has_aggregate)
+        outputs_.reserve(count_ + 1);  // the vector the aggregate receives
+      sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
+      if (start()) {
+        complete(nullptr);
+        return true;
+      }
+      // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
+      // synchronous scope still protects it (it may already be parked).
+      if (list_) hold_list();
+      if (flags_ & has_context) context_->arm_deadline();
+      return false;
+    } catch (...) {
+      complete(std::current_exception());
+      throw;
+    }
+  }
+
+  // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
+  HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
+    if (flags_ & has_context) {
+      if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
+    }
+    if (flags_ & observed) [[unlikely]] {
+      if (!error && observers_.values) report_result();
+      observers_.end(slot_->name, (flags_ & holds_list) ? hooks_run_reported() : next_, error);
+    }
+  }
+  // (Out of line, as the rest of what only some dispatches need: complete() is on every
+  // observed dispatch's path.)
+  HOOKSET_NOINLINE bool end_context() noexcept {
+    context_->end();
+    intercept_link* const outer = context_->intercepted_by();
+    if (outer) outer->hooks_run = next_;
+    return outer != nullptr;
+  }
+  HOOKSET_NOINLINE std::size_t hooks_run_reported() const noexcept {
+    return intercepting() && intercept_ ? intercept_->link.hooks_run : next_;
+  }
+
+  // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
+  // its own from the start).
+  void hold_list() noexcept {
+    if (flags_ & holds_list) return;
+    list_->acquire();
+    flags_ |= holds_list;
+  }
+
+  // A keyed slot's dispatch: list_ becomes the list of its key - a list filtered for the key
+  // is held by this dispatch alone (holds_list).
+  void take_list_for_key() {
+    bool owned = false;
+    const auto& key = std::get<sizeof...(A) - 1>(args_);
+    list_ = list_->list_for_key(*list_, &key, owned);
+    if (owned) flags_ |= holds_list;
+  }
+
+  // Whether this dispatch is the rest of an intercepted one.
+  intercept_link* intercepted_by() const noexcept {
+    return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
+  }
+
+  // Whether this dispatch runs interceptors (intercept_ is then set, and owned). Told by its
+  // snapshot rather than a flag of its own: the flags have no bit to spare, and a wider field
+  // costs every dispatch. Started with interceptors, it holds its snapshot (holds_list), and
+  // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
+  // took the intercepted path.
+  bool intercepting() const noexcept {
+    return (flags_ & holds_list) && list_->any_interceptor && !intercepted_by();
+  }
+
+  // Whether the pending awaitable is the unwatched layer's first interceptor's Task, which
+  // await_suspend awaits itself (no driver).
+  bool awaits_interceptor_directly() const noexcept {
+    return pending_ == pending_kind::intercepted && !intercept_;
+  }
+
+  // The dispatch's result, for observers that asked for values (events.hpp).
+  void report_result() noexcept {
+    if constexpr (Kind::has_producer) {
+      if (output_) observers_.tell_result<Kind::is_pipeline>(slot_->name, *output_);
+    } else if constexpr (!std::is_void_v<output>) {
+      if (value_) observers_.tell_result<Kind::is_pipeline>(slot_->name, *value_);
+    }
+  }
+
+  dispatch_context& context() {
+    if (!(flags_ & has_context)) set_context(new dispatch_context(CallOptions{}));
+    return *context_;
+  }
+  void set_context(dispatch_context* context) noexcept {
+    context_ = context;
+    flags_ |= has_context;
+  }
+  // The context goes (it is set): deleted unless an adapter lent it (run_under).
+  void drop_context() noexcept {
+    if (!context_->lent()) delete context_;
+  }
+  // Before a step that runs user code: a cancelled or late dispatch goes no further.
+  void check_stop(const entry* hook = nullptr) const {
+    if (flags_ & has_context) context_->check(slot_->name, hook);
+  }
+
+  // Out of line: the cold path of the destructor. (Inlined into a caller that destroys a
+  // moved-from dispatch - hookset::asio's initiation - GCC 12 at -O2 cannot tell that the
+  // flags rule out a pending awaitable and warns it "may be used uninitialized".)
+  HOOKSET_NOINLINE void release() noexcept {
+    if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
+    if (flags_ & driving) {
+      if (awaits_interceptor_directly()) pending_intercepted_.destroy();
+      else driver_.destroy();
+    }
+    if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
+    if (flags_ & holds_list) list_type::release_ref(list_);
+    if (flags_ & has_context) drop_context();
+    if (flags_ & keeps_owner) owner_kept_.destroy();
+  }
+
+  void suspend_into(pending_kind kind, step then) noexcept {
+    if (flags_ & hook_events) observers_.forget_boundary();
+    pending_ = kind;
+    resume_ = then;
+    flags_ |= suspended;
+  }
+
+  // Calls fn(object, args..., extra...) with the bound arguments as the slot declares them.
+  template <class Fn, class... Extra>
+  decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))...,
+                std::forward<Extra>(extra)...);
+    }
+    (indices{});
+  }
+
+  // ---- the rules --------------------------------------------------------------------------
+  HOOKSET_ALWAYS_INLINE bool start() {
+    if constexpr (Kind::is_always) {
+      if (!call_default(&dispatch::after_head)) return false;
+      return after_head();
+    } else {
+      return run_hooks();
+    }
+  }
+  // start() for a slot with no hooks: the same rules, with the hook loop left out.
+  HOOKSET_ALWAYS_INLINE bool start_without_hooks() {
+    // (finish reads produced_; a step resumed after an asynchronous default or companion
+    // reads them all)
+    next_ = count_ = produced_ = plain_end_ = 0;
+    if constexpr (Kind::is_always) {
+      if (!call_default(&dispatch::after_head)) return false;
+      if (take_output() == next::suspended) return false;
+    }
+    return finish();
+  }
+  HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
+  HOOKSET_ALWAYS_INLINE bool after_head() { return continue_after(take_output()); }
+  HOOKSET_ALWAYS_INLINE next take_output() {
+    if constexpr (Kind::is_pipeline) {
+      return take_decision();
+    } else if constexpr (Kind::has_chain) {
+      return chain_.visit([&](auto& chain) {
+        using verdict = decltype(chain(std::as_const(*value_)));
+        if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
+          return after_verdict(chain(std::as_const(*value_)));
+        } else {
+          pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*value_))));
+          suspend_into(pending_kind::flow, &dispatch::resume_after_verdict);
+          return next::suspended;
+        }
+      });
+    } else {
+      collect();
+      return next::more;
+    }
+  }
+  HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
+    collect();
+    if (flow == Flow::Break) {
+      flags_ |= broke;
+      return next::stop;
+    }
+    return next::more;
+  }
+  bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
+  // A pipeline hook's decision (in value_): pass the input on, rewritten or not, or end the
+  // dispatch with it. Observers see it, with the hook's end.
+  next take_decision() {
+    if constexpr (Kind::is_pipeline) {
+      auto& decision = value_->variant();
+      const entry& hook = hooks_[next_ - 1];
+      const bool rewritten = decision.index() == 1;
+      if (flags_ & hook_events)
+        observers_.hook_decision(slot_->name, hook, hook_position_, hook_started_, decision,
+                                 rewritten, std::get<0>(args_));
+      if (decision.index() == 0) return next::more;
+      if (rewritten) {
+        std::get<0>(args_) = std::move(std::get<1>(decision).input);
+        return next::more;
+      }
+      output_.emplace(std::visit(
+          [&](auto& terminal) -> output {
+            using T = std::remove_cvref_t<decltype(terminal)>;
+            if constexpr (std::is_same_v<T, Pass> || is_rewrite<T>)
+              throw std::logic_error("unreachable");  // (handled above)
+            else return output{std::move(terminal), std::move(std::get<0>(args_)), hook.id()};
+          },
+          decision));
+      flags_ |= broke;
+      return next::stop;
+    } else {
+      return next::more;
+    }
+  }
+  // What a pipeline's default produced, as the dispatch's result: an output completes the
+  // pipeline; a deciding default's decision ends it as it is, a pass or rewrite as Pass ("run
+  // normally") on the input, rewritten or not.
+  template <class Produced>  // (Kind::default_result: a template, as it is void for some kinds)
+  output default_outcome(Produced&& produced) {
+    auto& input = std::get<0>(args_);
+    if constexpr (!Kind::default_decides) {
+      return output{Complete<typename Kind::default_result>{std::forward<Produced>(produced)},
+                    std::move(input), HookId{}};
+    } else {
+      return std::visit(
+          [&](auto& decided) -> output {
+            using T = std::remove_cvref_t<decltype(decided)>;
+            if constexpr (std::is_same_v<T, Pass>) return output{Pass{}, std::move(input), {}};
+            else if constexpr (is_rewrite<T>) return output{Pass{}, std::move(decided.input), {}};
+            else return output{std::move(decided), std::move(input), {}};
+          },
+          produced.variant());
+    }
+  }
+  // A pipeline's asynchronous default.
+  static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output,
+                                        dispatch* self) {
+    co_return self->default_outcome(co_await std::move(default_output));
+  }
+  // Moves the newest output into the aggregate's list; nothing for other slots.
+  HOOKSET_ALWAYS_INLINE void collect() {
+    if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
+  }
+  HOOKSET_ALWAYS_INLINE bool finish() {
+    if constexpr (Kind::is_pipeline) {
+      if (flags_ & broke) return true;  // a terminal decision made the result
+      if constexpr (Kind::default_decides) {
+        // Hooks decided, and all passed: run normally, on the final input. (As for Fallback
+        // slots, hooks that all failed open leave the decision to the default.)
+        if (produced_ != 0) {
+          output_.emplace(output{Pass{}, std::move(std::get<0>(args_)), HookId{}});
+          return true;
+        }
+      }
+      // No hook decided (Fallback), or every hook passed: the default, on the final input.
+      return call_default(&dispatch::complete);
+    }
+    if constexpr (!Kind::is_always) {
+      if (produced_ == 0) return run_sole_default();
+    }
+    if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
+      if (!(flags_ & broke)) {  // every hook said Continue: the default has the last word
+        if (!call_default(&dispatch::produce_result)) return false;
+      }
+    }
+    return produce_result();
+  }
+  HOOKSET_ALWAYS_INLINE bool run_sole_default() {
+    if (!call_default(&dispatch::after_sole_default)) return false;
+    return after_sole_default();
+  }
+  HOOKSET_ALWAYS_INLINE bool after_sole_default() {
+    if constexpr (Kind::has_aggregate && !Kind::has_output) {
+      output_.emplace(std::move(*value_));  // returned directly, not aggregated
+      return true;
+    } else {
+      collect();
+      return produce_result();
+    }
+  }
+  HOOKSET_ALWAYS_INLINE bool produce_result() {
+    if constexpr (Kind::has_aggregate)
+      return aggregate_.visit(
+          [&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
+    else if constexpr (Kind::has_finalize)
+      return finalize_.visit(
+          [&](auto& finalize) { return call_producer(finalize, std::move(*value_)); });
+    else return true;  // the result is value_ itself
+  }
+  // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
+  HOOKSET_ALWAYS_INLINE bool call_default(step then) {
+    if (flags_ & has_context) [[unlikely]]
+      check_stop();
+    if constexpr (Kind::is_pipeline) {
+      // The default ends the pipeline (default_outcome), on the input as finally rewritten.
+      if (default_sync_) [[likely]] {
+        output_.emplace(default_outcome(call_with_args(default_sync_, nullptr)));
+        return true;
+      }
+      pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
+      suspend_into(pending_kind::output, then);
+      return false;
+    } else {
+      if (default_sync_) [[likely]] {
+        if constexpr (is_void) call_with_args(default_sync_, nullptr);
+        else value_ = call_with_args(default_sync_, nullptr);
+        return true;
+      }
+      return call_default_async(then);
+    }
+  }
+  HOOKSET_NOINLINE bool call_default_async(step then) {
+    pending_value_.emplace(call_with_args(default_async_, nullptr));
+    suspend_into(pending_kind::value, then);
+    return false;
+  }
+  template <class Companion, class Input>
+  bool call_producer(Companion& companion, Input&& input) {
+    check_stop();
+    using produced = decltype(companion(std::forward<Input>(input)));
+    if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      output_.emplace(companion(std::forward<Input>(input)));
+      return true;
+    } else {
+      pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
+      suspend_into(pending_kind::output, &dispatch::complete);
+      return false;
+    }
+  }
+  bool complete() { return true; }
+
+  // ---- running hooks ----------------------------------------------------------------------
+  // A fold whose `last` fits in registers, with no companion and one hook at a time: with plain
+  // hooks only, the whole dispatch is the loop one writes by hand (the default, then each hook
+  // on the previous output) - the rules of start_plain, with `last` kept in registers and no
+  // per-step state written back. An asynchronous default takes the general path.
+  static constexpr bool plain_fold_loop =
+      Kind::is_fold && !Kind::has_finalize && !Kind::is_concurrent && last_in_registers<result>;
+  // The same for an Always chain whose companion judges synchronously: the default, then each
+  // hook, each output judged, as one writes it by hand.
+  static constexpr bool plain_chain_loop =
+      Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
+      !Kind::is_concurrent && std::is_move_assignable_v<result>;
+  enum class hook_step : unsigned char { produced, skipped, suspended };
+
+  // Every hook plain, nobody watching, no options: the leanest loop the kind has.
+  HOOKSET_ALWAYS_INLINE bool start_all_plain() {
+    if constexpr (plain_fold_loop) return run_plain_fold();
+    else if constexpr (plain_chain_loop) return run_plain_chain();
+    else return start_plain_outlined();
+  }
+  // A dispatch whose hooks are all plain (hook_entry::plain), unwatched and without options:
+  // the same rules as start_watched, without its bookkeeping (no observer to tell, no context
+  // to begin or end, no time limit, every failure propagates).
+  HOOKSET_ALWAYS_INLINE bool start_plain() {
+    hooks_ = list_->hooks.data();
+    count_ = plain_end_ = list_->hooks.size();
+    next_ = produced_ = 0;
+    if constexpr (Kind::has_chain) chain_.bind(list_->chain);
+    if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
+    if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
+    if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    if (start()) return true;
+    hold_list();  // suspending (an asynchronous default or companion): as start_watched
+    return false;
+  }
+  HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
+  HOOKSET_NOINLINE bool run_plain_fold() {
+    if (!plain_fold_runs(*list_, default_sync_)) [[unlikely]]
+      return start_plain();
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    value_ = plain_fold(*list_, default_sync_, args_);
+    return true;
+  }
+  // Whether plain_fold can run the dispatch: a default it calls runs synchronously.
+  static bool plain_fold_runs(const list_type& list,
+                              typename Kind::default_sync_fn default_sync) noexcept {
+    return default_sync || !(Kind::is_always || list.hooks.empty());
+  }
+  // The default, then each plain hook of `list` on the previous output, with `args`.
+  HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
+                                                 typename Kind::default_sync_fn default_sync,
+                                                 std::tuple<bound_t<A>...>& args) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      const entry* hook = list.hooks.data();
+      const entry* const end = hook + list.hooks.size();
+      bool has_last = Kind::is_always || hook == end;
+      result last = has_last
+                        ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
+                        : result{};
+      for (; hook != end; ++hook) {
+        last = sync_call_of<Kind>(*hook)(
+            hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
+        has_last = true;
+      }
+      return last;
+    }
+    (indices{});
+  }
+  HOOKSET_NOINLINE bool run_plain_chain() {
+    if (!default_sync_) [[unlikely]]
+      return start_plain();
+    chain_.bind(list_->chain);
+    return chain_.visit([&](auto& chain) {
+      using verdict = decltype(chain(std::declval<const result&>()));
+      if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
+        return start_plain();  // an asynchronous judge: the general path
+      } else {
+        sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+        result last = call_with_args(default_sync_, nullptr);
+        if (chain(std::as_const(last)) != Flow::Break) {
+          const entry* hook = list_->hooks.data();
+          for (const entry* const end = hook + list_->hooks.size(); hook != end; ++hook) {
+            last = call_with_args(sync_call_of<Kind>(*hook), hook->object);
+            if (chain(std::as_const(last)) == Flow::Break) break;
+          }
+        }
+        value_ = std::move(last);
+        return true;
+      }
+    });
+  }
+  // The leading plain hooks in the tight loop; the rest (any hook needing bookkeeping, or a
+  // dispatch that does) out of line.
+  HOOKSET_ALWAYS_INLINE bool run_hooks() {
+    if (!(flags_ & (hook_events | has_context))) [[likely]] {
+      switch (run_plain_hooks()) {
+        case next::more:
+          break;
+        case next::stop:
+          return finish();
+        case next::suspended:
+          return false;
+      }
+      if (next_ == count_) return finish();
+    }
+    return run_hooks_with_bookkeeping();
+  }
+  HOOKSET_NOINLINE bool run_hooks_with_bookkeeping() {
+    for (;;) {
+      if (!(flags_ & (hook_events | has_context))) [[likely]] {
+        switch (run_plain_hooks()) {
+          case next::more:
+            break;
+          case next::stop:
+            return finish();
+          case next::suspended:
+            return false;
+        }
+      } else if constexpr (!Kind::is_pipeline) {
+        if ((flags_ & (hook_events | has_context)) == hook_events) {
+          switch (run_plain_hooks_observed()) {
+            case next::more:
+              break;
+            case next::stop:
+              return finish();
+            case next::suspended:
+              return false;
+          }
+        }
+      }
+      if (next_ == count_) return finish();
+      if constexpr (Kind::is_concurrent) {
+        // The first hook that suspends: it and every later one run concurrently, driven by
+        // the driver (run_concurrently), which then finishes the dispatch.
+        if (!hooks_[next_].sync) {
+          suspend_into(pending_kind::concurrent, &dispatch::finish);
+          return false;
+        }
+      }
+      const entry& hook = hooks_[next_++];
+      switch (run_hook(hook)) {
+        case hook_step::produced:
+          break;
+        case hook_step::skipped:
+          continue;
+        case hook_step::suspended:
+          return false;
+      }
+      switch (take_output()) {
+        case next::more:
+          continue;
+        case next::stop:
+          return finish();
+        case next::suspended:
+          return false;
+      }
+    }
+  }
+  // The plain hooks from next_ on in a dispatch that reports hook events (and has no context):
+  // run_hook's events and outcomes - begin, end ok, or end failed and the exception
+  // propagates - without the rest of its bookkeeping, one HookEvent for the stretch and one
+  // clock reading per hook boundary. (Pipelines report a hook's end with its decision:
+  // run_hook.)
+  HOOKSET_NOINLINE next run_plain_hooks_observed() {
+    if (next_ == count_ || !hooks_[next_].plain) return next::more;
+    HookEvent event = observers_.hook_event(slot_->name, hooks_[next_], next_);
+    while (next_ != count_ && hooks_[next_].plain) {
+      const entry& hook = hooks_[next_];
+      current_ = &hook;
+      hook_position_ = next_++;
+      event.hook = hook.id();
+      event.name = hook.record->name;
+      event.position = hook_position_;
+      event.duration = std::chrono::nanoseconds{0};
+      hook_started_ = observers_.tell_hook_begin(event);
+      try {
+        call_plain(hook);
+      } catch (...) {
+        report_hook_end(hook, HookOutcome::failed, std::current_exception());
+        throw;
+      }
+      ++produced_;
+      observers_.tell_hook_end(event, hook_started_);
+      const next after = take_output();
+      if (after != next::more) return after;
+    }
+    return next::more;
+  }
+  // The plain hooks from next_ on (synchronous, no time limit, failures propagate, nobody
+  // asked for per-hook events): the leading stretch of them, in one tight loop. Stops at the
+  // end of that stretch, or after an output the chain companion breaks on (or suspends on).
+  // hooks_run is written once, after the loop (or by the handler, when a hook throws).
+  HOOKSET_ALWAYS_INLINE next run_plain_hooks() {
+    const entry* const hooks = hooks_;
+    const std::size_t first = next_;
+    const std::size_t end = plain_end_;
+    if (first >= end) return next::more;
+    std::size_t i = first;
+    try {
+      if constexpr (Kind::is_fold && last_in_registers<result>) {
+        // `last` stays in registers from hook to hook; memory sees only the final one.
+        bool has_last = value_.has_value();
+        result last = has_last ? *value_ : result{};
+        for (; i != end; ++i) {
+          last = call_with_args(sync_call_of<Kind>(hooks[i]), hooks[i].object, last, has_last);
+          has_last = true;
+        }
+        value_ = last;
+      } else {
+        while (i != end) {
+          if constexpr (judges_outputs) next_ = i + 1;  // (a companion may throw after the hook)
+          call_plain(hooks[i]);
+          ++i;
+          if constexpr (judges_outputs) {
+            ++produced_;
+            const next after = take_output();
+            if (after != next::more) return after;
+          }
+        }
+      }
+    } catch (...) {
+      if constexpr (!judges_outputs) next_ = i + 1;  // hooks_run counts the hook that threw
+      throw;
+    }
+    next_ = i;
+    if constexpr (!judges_outputs) produced_ += i - first;
+    return next::more;
+  }
+  HOOKSET_ALWAYS_INLINE bool continue_after(next n) {
+    switch (n) {
+      case next::more:
+        return run_hooks();
+      case next::stop:
+        return finish();
+      case next::suspended:
+        return false;
+    }
+    return false;
+  }
+  void call_plain(const entry& hook) {
+    const auto sync = sync_call_of<Kind>(hook);
+    if constexpr (is_void) call_with_args(sync, hook.object);
+    else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, std::move(value_));
+    else value_ = call_with_args(sync, hook.object);
+  }
+  // Calls a fold hook with `last` as the erased call takes it (last_wire).
+  template <class Fn>
+  decltype(auto) call_fold(Fn fn, void* object, std::optional<result>&& last) {
+    if constexpr (last_in_registers<result>) {
+      const bool has_last = last.has_value();
+      return call_with_args(fn, object, has_last ? *last : result{}, has_last);
+    } else {
+      return call_with_args(fn, object, std::move(last));
+    }
+  }
+  // A hook with bookkeeping: observed, or with a time limit or a failure policy, or
+  // asynchronous, or run by a dispatch with a context.
+  hook_step run_hook(const entry& hook) {
+    current_ = &hook;
+    check_stop(&hook);
+    const bool with_context = flags_ & has_context;
+    if (with_context) context_->begin_hook(hook, true);
+    hook_position_ = next_ - 1;
+    if (flags_ & hook_events)
+      hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
+    std::exception_ptr error;
+    // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
+    // its failure policy leaves no output.
+    value_holder<result> output;
+    {
+      // The hook's synchronous part sees the dispatch's stop token and executor.
+      await_context_scope scope(with_context ? context_->link() : scoped_await_context);
+      // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
+      // also when concluding throws (a fail-closed hook, a stopped dispatch).
+      try {
+        if (hook.sync) {
+          const auto sync = sync_call_of<Kind>(hook);
+          if constexpr (is_void) {
+            call_with_args(sync, hook.object);
+          } else if constexpr (Kind::is_fold) {
+            output.emplace(call_fold(sync, hook.object, last_for(hook)));
+          } else {
+            output.emplace(call_with_args(sync, hook.object));
+          }
+        } else {
+          pending_value_.emplace(start_async_hook(hook));
+          suspend_into(pending_kind::value, &dispatch::resume_after_hook);
+          return hook_step::suspended;
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    const hook_step step = conclude_hook(hook, std::move(error));
+    if constexpr (!is_void)
+      if (step == hook_step::produced) value_ = std::move(*output);
+    return step;
+  }
+  // The Task of an asynchronous hook (not started: Tasks are lazy).
+  Task<result> start_async_hook(const entry& hook) {
+    const auto async = async_call_of<Kind>(hook);
+    if constexpr (Kind::is_fold) return call_fold(async, hook.object, last_for(hook));
+    else return call_with_args(async, hook.object);
+  }
+  void report_hook_end(const entry& hook, HookOutcome outcome, std::exception_ptr error) noexcept {
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome,
+                        std::move(error));
+  }
+  // A hook returned (error null) or threw: decides what that means for the dispatch. Its own
+  // time limit expired: a failure of the hook (its policy decides). The dispatch was stopped
+  // meanwhile: the dispatch ends (cancelled or timed out), whatever the hook did. Else its
+  // exception goes to its failure policy.
+  hook_step conclude_hook(const entry& hook, std::exception_ptr error,
+                          bool own_limit_expired = false) {
+    const bool with_context = flags_ & has_context;
+    if (with_context && context_->end_hook()) own_limit_expired = true;
+    const bool dispatch_stopped = with_context && context_->stop_requested();
+    if (own_limit_expired && !dispatch_stopped) {
+      return hook_failed(hook,
+                         std::make_exception_ptr(DispatchTimeout(
+                             std::string(slot_->name), hook.id(), hook.record->name, true)),
+                         HookOutcome::timed_out);
+    }
+    if (dispatch_stopped) {
+      try {
+        context_->check(slot_->name, &hook);
+      } catch (const DispatchTimeout&) {
+        if (flags_ & hook_events)
+          report_hook_end(hook, HookOutcome::timed_out, std::current_exception());
+        throw;
+      } catch (...) {
+        if (flags_ & hook_events)
+          report_hook_end(hook, HookOutcome::cancelled, std::current_exception());
+        throw;
+      }
+    }
+    if (error) return hook_failed(hook, std::move(error), HookOutcome::failed);
+    return hook_succeeded(hook);
+  }
+  // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
+  // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.
+  std::optional<result> last_for(const entry& hook) {
+    if constexpr (Kind::is_fold) {
+      if constexpr (std::is_copy_constructible_v<result>)
+        if (hook.on_failure == FailurePolicy::fail_open) return value_;
+      return std::move(value_);
+    } else {
+      return std::nullopt;
+    }
+  }
+  hook_step hook_succeeded(const entry& hook) {
+    ++produced_;
+    // (A pipeline hook's end is reported with its decision, when the decision is taken.)
+    if constexpr (!Kind::is_pipeline)
+      if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
+    return hook_step::produced;
+  }
+  // A hook threw (or its own time ran out): its failure policy decides.
+  hook_step hook_failed(const entry& hook, std::exception_ptr error, HookOutcome outcome) {
+    const bool events = flags_ & hook_events;
+    switch (hook.on_failure) {
+      case FailurePolicy::fail_open:
+        if (events) report_hook_end(hook, HookOutcome::skipped, error);
+        warn_skipped(hook, error);
+        return hook_step::skipped;
+      case FailurePolicy::fail_closed:
+        if (events) report_hook_end(hook, outcome, error);
+        throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+      case FailurePolicy::propagate:
+        break;
+    }
+    if (events) report_hook_end(hook, outcome, error);
+    std::rethrow_exception(error);
+  }
+  // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
+  // how fail-open goes wrong.
+  void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
+    try {
+      std::string message = "hook " + hook_label(hook.id(), hook.record->name) +
+                            " failed and was skipped (fail-open)";
+      if (auto what = exception_what(error)) message += ": " + *what;
+      warn(slot_->name, message, set_observer_);
+    } catch (...) {
+    }
+  }
+  // (Never called: names the step that takes an asynchronous hook's outcome, which the driver
+  // hands to after_hook.)
+  bool resume_after_hook() { return false; }
+  bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
+    switch (conclude_hook(*current_, std::move(error))) {
+      case hook_step::skipped:
+        return run_hooks();
+      default:
+        if constexpr (!is_void) value_ = std::move(output);
+        return continue_after(take_output());
+    }
+  }
+
+  // ---- interceptors (intercept.hpp) --------------------------------------------------------
+  using interceptor_sync_fn = output (*)(void*, next_handle, arg_ref_t<A>...);
+  using interceptor_async_fn = Task<output> (*)(void*, next_handle, arg_ref_t<A>...);
+
+  // The hooks of an intercepted dispatch are reported as that dispatch's.
+  HOOKSET_NOINLINE void adopt_observers(const intercept_link& outer) noexcept {
+    if (!outer.observers) return;
+    observers_ = *outer.observers;
+    observers_.forget_boundary();
+    flags_ |= observed;
+    if (observers_.hook_events) flags_ |= hook_events;
+  }
+  HOOKSET_NOINLINE void start_intercepted();
+  bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
+  HOOKSET_NOINLINE bool start_intercepted_unwatched();
+  // The dispatch of the hooks past an unwatched dispatch's interceptors, over `snapshot`: the
+  // lean loops when every hook is plain (interceptors aside), else the general start as the
+  // rest of an intercepted dispatch (a context linked to `outer`: it runs no interceptor and
+  // reports nothing of its own).
+  bool start_as_rest(const list_type* snapshot, intercept_link* outer) {
+    list_ = snapshot;
+    intercept_ = nullptr;
+    if constexpr (companions_constructible && !Kind::is_keyed)
+      if (list_->hooks_plain) return start_all_plain();
+    set_context(new dispatch_context(CallOptions{}));
+    context_->continue_intercepted(outer);
+    return start_watched();
+  }
+  // await_resume after await_suspend handed over to the first interceptor.
+  HOOKSET_NOINLINE output resume_interceptor() {
+    return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
+  }
+  // Calls an interceptor's erased call `fn` with `next` and `args` as the slot declares them.
+  template <class Fn>
+  static decltype(auto) call_interceptor(Fn fn, const entry& interceptor, next_handle next,
+                                         std::tuple<bound_t<A>...>& args) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      return fn(interceptor.object, next, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
+    }
+    (indices{});
+  }
+  static Task<output> run_rest_once(next_handle handle, bool again, bound_t<A>... args);
+  Task<output> run_interceptor(const entry& interceptor, std::size_t index, arg_ref_t<A>... args);
+
+ public:
+  // The erased calls of an interceptor of this kind of slot (interceptor.hpp makes them).
+  using interceptor_calls = std::pair<interceptor_sync_fn, interceptor_async_fn>;
+
+  // What next() returns: the rest of an intercepted dispatch from one interceptor on, run when
+  // awaited (co_await, hookset::sync_wait), or made a Task<output> by conversion. Counted when
+  // made: the second next() of one interceptor fails when awaited. Movable until awaited.
+  //   In a dispatch nobody watches (start_intercepted_unwatched) it runs the next interceptor
+  // in await_ready - a synchronous one as a plain call - or the dispatch of the hooks, which
+  // lives here; in a watched one it holds run_rest's Task.
+  class next_call;  // (defined after the dispatch: it holds one)
+
+  // next(): the rest of the intercepted dispatch `handle` names, from interceptor handle.index
+  // on, with `args`. Called at most once per index: the call is counted when next() is called,
+  // not when its Task runs, so a second call fails (when awaited) whichever of the two Tasks is
+  // awaited.
+  static Task<output> run_rest(next_handle handle, bound_t<A>... args) {
+    dispatch& self = *static_cast<dispatch*>(handle.dispatch);
+    intercept_state& state = *self.intercept_;
+    const bool again = handle.index < state.started;
+    if (!again) state.started = handle.index + 1;
+    return run_rest_once(handle, again, static_cast<bound_t<A>&&>(args)...);
+  }
+
+ private:
+  void destroy_pending() noexcept {
+    switch (pending_) {
+      case pending_kind::value:
+        pending_value_.destroy();
+        break;
+      case pending_kind::flow:
+        if constexpr (Kind::has_chain) pending_flow_.destroy();
+        break;
+      case pending_kind::output:
+        if constexpr (Kind::has_producer) pending_output_.destroy();
+        break;
+      case pending_kind::concurrent:
+        break;
+      case pending_kind::intercepted:
+        pending_intercepted_.destroy();
+        break;
+    }
+  }
+
+  // ---- concurrent hooks (concurrent.hpp) -----------------------------------------------------
+
+  Task<void> run_concurrently();
+
+  void start_concurrent(concurrent_state<result>& state, std::size_t first, std::size_t i,
+                        const await_context* parent);
+
+  // ---- the driver (driver.hpp) --------------------------------------------------------------
+
+  static Task<void> drive(dispatch* self);
+
+  // ---- data ---------------------------------------------------------------------------------
+  // Written on every dispatch: the inputs, flags_, value_'s flag and the counters. The rest is
+  // written only on the paths that read it.
+
+  std::tuple<bound_t<A>...> args_;
+  const hook_list_owner* owner_;
+  const descriptor* slot_;
+  Observer* set_observer_;
+  // The default, copied from the descriptor: a constant where the dispatch is inlined, so a
+  // synchronous default is called directly (read through slot_, compilers load it).
+  typename Kind::default_sync_fn default_sync_;
+  typename Kind::default_async_fn default_async_;
+  std::uint8_t flags_ = 0;
+  pending_kind pending_;  // what is pending while suspended
+  Flow flow_;             // a pending chain verdict, once it arrived
+
+  const list_type* list_;
+  const entry* hooks_;
+  std::size_t count_;
+  std::size_t plain_end_;  // the end of the leading stretch of plain hooks
+  std::size_t next_;       // hooks started so far: what hooks_run reports
+  std::size_t produced_;   // hooks that produced an output (not skipped by FailOpen)
+
+  [[no_unique_address]] value_holder<result>
+      value_;  // `last` of fold slots, else the newest output
+  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value>
+      outputs_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
+      output_;
+  [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
+  [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
+  [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
+  dispatch_observers observers_;  // valid when flags_ has `observed`
+  // The hook being concluded, for its events (valid when flags_ has `hook_events`).
+  std::size_t hook_position_;
+  hook_clock::ticks hook_started_;
+
+  dispatch_context* context_;  // valid when flags_ has `has_context`; owned unless lent()
+  late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`
+
+  // Suspension: the step that takes the pending value, the hook that produces it.
+  step resume_;
+  const entry* current_;
+  late<Task<result>> pending_value_;
+  [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value>
+      pending_flow_;
+  [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value>
+      pending_output_;
+  late<Task<void>> driver_;
+  // An intercepted dispatch: its interceptor chain while the driver has not taken it, and what
+  // the rest of it shares (valid when intercepting()).
+  late<Task<output>> pending_intercepted_;
+  intercept_state* intercept_;
+};
+
+}  // namespace hookset::detail
