@@ -74,22 +74,14 @@ struct string_key {
            static_cast<std::uint64_t>(static_cast<unsigned char>(key[size - 1])) << 16;
   }
 
-  // The bytes past the key's whole words (size % 8 of them) as one little-endian number, read
-  // with loads that stay inside the key: the last whole word of a long key shifted, two
-  // overlapping 4-byte loads, or up to 3 bytes one by one. (On a big-endian machine the shifts
-  // keep other bytes: still a fixed function of the key, which is all a hash needs.)
+  // The bytes past a long key's whole words (size % 8 of them) as one number: the last whole
+  // word shifted, a load that stays inside the key; a short key is its short_word. (On a
+  // big-endian machine the shift keeps other bytes: still a fixed function of the key, which
+  // is all a hash needs.)
   static std::uint64_t tail(const char* key, std::size_t size) noexcept {
+    if (size < 8) return short_word(key, size);
     const std::size_t left = size % 8;
-    if (left == 0) return 0;
-    if (size >= 8) return load<std::uint64_t>(key + size - 8) >> (8 * (8 - left));
-    if (left >= 4)
-      return load<std::uint32_t>(key) |
-             (static_cast<std::uint64_t>(load<std::uint32_t>(key + left - 4)) >> (8 * (8 - left)))
-                 << 32;
-    std::uint64_t bytes = 0;
-    for (std::size_t i = 0; i != left; ++i)
-      bytes |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[i])) << (8 * i);
-    return bytes;
+    return left == 0 ? 0 : load<std::uint64_t>(key + size - 8) >> (8 * (8 - left));
   }
 
   struct hash {

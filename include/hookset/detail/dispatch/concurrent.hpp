@@ -5,7 +5,7 @@
 // the same rules as one after another (conclude_hook, take_output). A Break (FirstSuccess), a
 // failure or a stop stops the starting and asks the running hooks to stop; the dispatch goes on
 // (or fails) only when every hook it started has finished. The driver (driver.hpp) runs it
-// (run_concurrently) from the first hook that suspends (run_hooks_with_bookkeeping).
+// (run_concurrently) from the first hook that suspends (run_stretch).
 
 #include <chrono>
 #include <coroutine>

@@ -279,8 +279,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_ && list_->list_for_key) take_list_for_key();
     }
     if constexpr (companions_constructible) {
-      if (!set_observer_ && !(flags_ & has_context) && !observer_installed()) [[likely]] {
-        // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
+      if (unwatched()) [[likely]] {
         // Inlined (the default called directly) for slots without companions; with
         // companions, one out-of-line copy per kind.
         if (!list_) {
@@ -308,7 +307,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (Kind::is_keyed || !plain_fold_loop) {
       return false;
     } else {
-      if (set_observer_ || (flags_ & has_context) || observer_installed()) return false;
+      if (!unwatched()) return false;
       list_ = owner_->current();
       if (!list_) {
         if (!default_sync_ && Kind::is_always) return false;
@@ -349,6 +348,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
  private:
+  // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
+  HOOKSET_ALWAYS_INLINE bool unwatched() const noexcept {
+    return !set_observer_ && !(flags_ & has_context) && !observer_installed();
+  }
+
   // The general start: hooks, configured companions or observers.
   HOOKSET_NOINLINE bool start_watched() {
     next_ = count_ = produced_ = plain_end_ = 0;
@@ -773,10 +777,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       const entry* hook = list.hooks.data();
       const entry* const end = hook + list.hooks.size();
-      bool has_last = Kind::is_always || hook == end;
-      result last = has_last
-                        ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
-                        : result{};
+      const bool has_last = Kind::is_always || hook == end;
+      return fold_hooks(hook, end,
+                        has_last
+                            ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
+                            : result{},
+                        has_last, args);
+    }
+    (indices{});
+  }
+  // The fold loop one writes by hand: each plain hook from `hook` to `end` on the previous
+  // output, `last` in registers from hook to hook. `hook` is left at the hook that threw, when
+  // one does (the caller's count of hooks run).
+  // (A template: `result` is void in kinds that never call it.)
+  template <class Last>
+  HOOKSET_ALWAYS_INLINE static Last fold_hooks(const entry*& hook, const entry* const end,
+                                               Last last, bool has_last,
+                                               std::tuple<bound_t<A>...>& args) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
       for (; hook != end; ++hook) {
         last = sync_call_of<Kind>(*hook)(
             hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
@@ -809,142 +827,138 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
     });
   }
-  // The leading plain hooks in the tight loop; the rest (any hook needing bookkeeping, or a
-  // dispatch that does) out of line.
+  // How the hooks of a stretch run - the one hook loop, run_stretch, is a template over it:
+  //   plain     the leading plain hooks (synchronous, no time limit, failures propagate) of a
+  //             dispatch with no context that nobody asked for hook events: the call alone;
+  //   observed  plain hooks of a dispatch that reports hook events and has no context: begin,
+  //             end ok, or end failed and the exception propagates (run_observed). (Pipelines
+  //             report a hook's end with its decision: bookkept.)
+  //   bookkept  any other hook, one at a time: time limits, failure policies, asynchronous
+  //             hooks, a context (run_hook).
+  enum class bookkeeping : unsigned char { plain, observed, bookkept };
+
+  // The hooks from next_ on: the leading plain stretch inline, the rest out of line.
   HOOKSET_ALWAYS_INLINE bool run_hooks() {
     if (!(flags_ & (hook_events | has_context))) [[likely]] {
-      switch (run_plain_hooks()) {
-        case next::more:
-          break;
-        case next::stop:
-          return finish();
-        case next::suspended:
-          return false;
-      }
+      const next after = run_stretch<bookkeeping::plain>();
+      if (after != next::more) return after == next::stop && finish();
       if (next_ == count_) return finish();
     }
     return run_hooks_with_bookkeeping();
   }
   HOOKSET_NOINLINE bool run_hooks_with_bookkeeping() {
+    // (Read once: neither changes during a dispatch.)
+    const bool observed_stretches =
+        !Kind::is_pipeline && (flags_ & (hook_events | has_context)) == hook_events;
     for (;;) {
-      if (!(flags_ & (hook_events | has_context))) [[likely]] {
-        switch (run_plain_hooks()) {
-          case next::more:
-            break;
-          case next::stop:
-            return finish();
-          case next::suspended:
-            return false;
-        }
-      } else if constexpr (!Kind::is_pipeline) {
-        if ((flags_ & (hook_events | has_context)) == hook_events) {
-          switch (run_plain_hooks_observed()) {
-            case next::more:
-              break;
-            case next::stop:
-              return finish();
-            case next::suspended:
-              return false;
-          }
-        }
+      next after = next::more;
+      if constexpr (!Kind::is_pipeline)
+        if (observed_stretches) after = run_stretch<bookkeeping::observed>();
+      if (after == next::more) {
+        if (next_ == count_) return finish();
+        after = run_stretch<bookkeeping::bookkept>();
       }
-      if (next_ == count_) return finish();
-      if constexpr (Kind::is_concurrent) {
-        // The first hook that suspends: it and every later one run concurrently, driven by
-        // the driver (run_concurrently), which then finishes the dispatch.
-        if (!hooks_[next_].sync) {
-          suspend_into(pending_kind::concurrent, &dispatch::finish);
-          return false;
-        }
-      }
-      const entry& hook = hooks_[next_++];
-      switch (run_hook(hook)) {
-        case hook_step::produced:
-          break;
-        case hook_step::skipped:
-          continue;
-        case hook_step::suspended:
-          return false;
-      }
-      switch (take_output()) {
-        case next::more:
-          continue;
-        case next::stop:
-          return finish();
-        case next::suspended:
-          return false;
-      }
+      if (after != next::more) return after == next::stop && finish();
     }
   }
-  // The plain hooks from next_ on in a dispatch that reports hook events (and has no context):
-  // run_hook's events and outcomes - begin, end ok, or end failed and the exception
-  // propagates - without the rest of its bookkeeping, one HookEvent for the stretch and one
-  // clock reading per hook boundary. (Pipelines report a hook's end with its decision:
-  // run_hook.)
-  HOOKSET_NOINLINE next run_plain_hooks_observed() {
-    if (next_ == count_ || !hooks_[next_].plain) return next::more;
-    HookEvent event = observers_.hook_event(slot_->name, hooks_[next_], next_);
-    while (next_ != count_ && hooks_[next_].plain) {
-      const entry& hook = hooks_[next_];
-      current_ = &hook;
-      hook_position_ = next_++;
-      event.hook = hook.id();
-      event.name = hook.record->name;
-      event.position = hook_position_;
-      event.duration = std::chrono::nanoseconds{0};
-      hook_started_ = observers_.tell_hook_begin(event);
-      try {
-        call_plain(hook);
-      } catch (...) {
-        report_hook_end(hook, HookOutcome::failed, std::current_exception());
-        throw;
-      }
-      ++produced_;
-      observers_.tell_hook_end(event, hook_started_);
-      const next after = take_output();
-      if (after != next::more) return after;
-    }
-    return next::more;
-  }
-  // The plain hooks from next_ on (synchronous, no time limit, failures propagate, nobody
-  // asked for per-hook events): the leading stretch of them, in one tight loop. Stops at the
-  // end of that stretch, or after an output the chain companion breaks on (or suspends on).
-  // hooks_run is written once, after the loop (or by the handler, when a hook throws).
-  HOOKSET_ALWAYS_INLINE next run_plain_hooks() {
+  // The one hook loop: the hooks from next_ on, each run as B says, each output taken
+  // (take_output). Stops at the end of the stretch - the leading plain hooks, the plain hooks
+  // in a row, one bookkept hook - or after an output the chain companion breaks on (or suspends
+  // on), or when a hook suspends. hooks_run (next_) counts the hook that threw.
+  template <bookkeeping B>
+  HOOKSET_ALWAYS_INLINE next run_stretch() {
     const entry* const hooks = hooks_;
     const std::size_t first = next_;
-    const std::size_t end = plain_end_;
-    if (first >= end) return next::more;
-    std::size_t i = first;
-    try {
-      if constexpr (Kind::is_fold && last_in_registers<result>) {
-        // `last` stays in registers from hook to hook; memory sees only the final one.
-        bool has_last = value_.has_value();
-        result last = has_last ? *value_ : result{};
+    const std::size_t end = B == bookkeeping::plain      ? plain_end_
+                            : B == bookkeeping::observed ? count_
+                                                         : first + 1;
+    if constexpr (B == bookkeeping::plain) {
+      if (first >= end) return next::more;
+    } else if constexpr (B == bookkeeping::observed) {
+      if (first == end || !hooks[first].plain) return next::more;
+    }
+    // Without a companion judging outputs, next_ and produced_ are written once, after the
+    // stretch (or by the handler, when a hook throws).
+    constexpr bool counts_at_end = B == bookkeeping::plain && !judges_outputs;
+    if constexpr (counts_at_end && Kind::is_fold && last_in_registers<result>) {
+      // `last` stays in registers from hook to hook; memory sees only the final one.
+      const entry* hook = hooks + first;
+      try {
+        const bool has_last = value_.has_value();
+        value_ = fold_hooks(hook, hooks + end, has_last ? *value_ : result{}, has_last, args_);
+      } catch (...) {
+        next_ = static_cast<std::size_t>(hook - hooks) + 1;
+        throw;
+      }
+      next_ = end;
+      produced_ += end - first;
+      return next::more;
+    } else {
+      [[maybe_unused]] std::conditional_t<B == bookkeeping::observed, HookEvent, no_value> event =
+          [&] {
+        if constexpr (B == bookkeeping::observed)
+          return observers_.hook_event(slot_->name, hooks[first], first);
+        else return no_value{};
+      }();
+      std::size_t i = first;
+      try {
         for (; i != end; ++i) {
-          last = call_with_args(sync_call_of<Kind>(hooks[i]), hooks[i].object, last, has_last);
-          has_last = true;
-        }
-        value_ = last;
-      } else {
-        while (i != end) {
-          if constexpr (judges_outputs) next_ = i + 1;  // (a companion may throw after the hook)
-          call_plain(hooks[i]);
-          ++i;
-          if constexpr (judges_outputs) {
+          const entry& hook = hooks[i];
+          if constexpr (B == bookkeeping::observed) {
+            if (!hook.plain) break;
+          } else if constexpr (B == bookkeeping::bookkept && Kind::is_concurrent) {
+            // The first hook that suspends: it and every later one run concurrently, driven
+            // by the driver (run_concurrently), which then finishes the dispatch.
+            if (!hook.sync) {
+              suspend_into(pending_kind::concurrent, &dispatch::finish);
+              return next::suspended;
+            }
+          }
+          if constexpr (!counts_at_end) next_ = i + 1;
+          if constexpr (B == bookkeeping::bookkept) {
+            const hook_step step = run_hook(hook);  // (counts produced_)
+            if (step == hook_step::skipped) continue;
+            if (step == hook_step::suspended) return next::suspended;
+          } else if constexpr (B == bookkeeping::observed) {
+            run_observed(hook, event);
             ++produced_;
+          } else {
+            call_plain(hook);
+            if constexpr (!counts_at_end) ++produced_;
+          }
+          if constexpr (!counts_at_end) {
             const next after = take_output();
             if (after != next::more) return after;
           }
         }
+      } catch (...) {
+        if constexpr (counts_at_end) next_ = i + 1;
+        throw;
       }
+      if constexpr (counts_at_end) {
+        next_ = i;
+        produced_ += i - first;
+      }
+      return next::more;
+    }
+  }
+  // One plain hook of an observed stretch: its begin and end told, one HookEvent for the
+  // stretch and one clock reading per hook boundary.
+  HOOKSET_ALWAYS_INLINE void run_observed(const entry& hook, HookEvent& event) {
+    current_ = &hook;
+    hook_position_ = next_ - 1;
+    event.hook = hook.id();
+    event.name = hook.record->name;
+    event.position = hook_position_;
+    event.duration = std::chrono::nanoseconds{0};
+    hook_started_ = observers_.tell_hook_begin(event);
+    try {
+      call_plain(hook);
     } catch (...) {
-      if constexpr (!judges_outputs) next_ = i + 1;  // hooks_run counts the hook that threw
+      report_hook_end(hook, HookOutcome::failed, std::current_exception());
       throw;
     }
-    next_ = i;
-    if constexpr (!judges_outputs) produced_ += i - first;
-    return next::more;
+    observers_.tell_hook_end(event, hook_started_);
   }
   HOOKSET_ALWAYS_INLINE bool continue_after(next n) {
     switch (n) {
