@@ -55,19 +55,26 @@ namespace net = boost::asio;
 struct Fold : hookset::Slot<int(std::string_view), hookset::Always> {
   static int default_impl(std::string_view s) noexcept { return static_cast<int>(s.size()); }
 };
-using Set = hookset::HookSet<Fold>;
+// A chain whose companion judges synchronously: the lean chain loop.
+struct Gate : hookset::Slot<std::optional<int>(std::string_view), hookset::Always,
+                            hookset::Chain<hookset::ShortCircuit>> {
+  static std::optional<int> default_impl(std::string_view s) noexcept {
+    return static_cast<int>(s.size());
+  }
+};
+using Set = hookset::HookSet<Fold, Gate>;
 
 enum class way { co_await_dispatch, async_call };
 
 constexpr int dispatches = 100;
 
 // The allocations of `dispatches` dispatches after a warm-up; `result`: the last one's.
-template <way Way>
-net::awaitable<std::size_t> allocations_of_dispatches(const Set& set, int& result) {
+template <class S, way Way, class Result>
+net::awaitable<std::size_t> allocations_of_dispatches(const Set& set, Result& result) {
   const std::string_view input = "four";
-  auto dispatch_once = [&]() -> net::awaitable<int> {
-    if constexpr (Way == way::co_await_dispatch) co_return co_await set.call<Fold>(input);
-    else co_return co_await hookset::asio::async_call(set.call<Fold>(input), net::use_awaitable);
+  auto dispatch_once = [&]() -> net::awaitable<Result> {
+    if constexpr (Way == way::co_await_dispatch) co_return co_await set.call<S>(input);
+    else co_return co_await hookset::asio::async_call(set.call<S>(input), net::use_awaitable);
   };
   for (int i = 0; i < 8; ++i) result = co_await dispatch_once();  // fills the frame pools
   const std::size_t before = heap_allocations;
@@ -75,10 +82,10 @@ net::awaitable<std::size_t> allocations_of_dispatches(const Set& set, int& resul
   co_return heap_allocations - before;
 }
 
-template <way Way>
-std::size_t measure(const Set& set, int& result) {
+template <way Way, class S = Fold, class Result>
+std::size_t measure(const Set& set, Result& result) {
   net::io_context io;
-  auto future = net::co_spawn(io, allocations_of_dispatches<Way>(set, result), net::use_future);
+  auto future = net::co_spawn(io, allocations_of_dispatches<S, Way>(set, result), net::use_future);
   io.run();
   return future.get();
 }
@@ -109,6 +116,30 @@ TEST_CASE("a dispatch co_awaited inside an asio::awaitable allocates at most onc
     });
     CHECK(measure<way::co_await_dispatch>(set, result) <= dispatches);
     CHECK(result == 5);
+  }
+}
+
+TEST_CASE(
+    "a chain dispatch co_awaited inside an asio::awaitable allocates nothing when it "
+    "cannot suspend") {
+  Set set;
+  std::optional<int> result;
+  SECTION("no hook") {
+    CHECK(measure<way::co_await_dispatch, Gate>(set, result) == 0);
+    CHECK(result == 4);
+  }
+  SECTION("synchronous hooks, the chain breaking on the second") {
+    set.add<Gate>(
+        [](std::string_view s) -> std::optional<int> { return static_cast<int>(s.size()) + 1; });
+    set.add<Gate>([](std::string_view) -> std::optional<int> { return std::nullopt; });
+    set.add<Gate>([](std::string_view) -> std::optional<int> { return 99; });  // never runs
+    CHECK(measure<way::co_await_dispatch, Gate>(set, result) == 0);
+    CHECK(result == std::nullopt);
+  }
+  SECTION("a coroutine hook: the operation's general path") {
+    set.add<Gate>([](std::string_view) -> hookset::Task<std::optional<int>> { co_return 7; });
+    CHECK(measure<way::co_await_dispatch, Gate>(set, result) <= dispatches);
+    CHECK(result == 7);
   }
 }
 

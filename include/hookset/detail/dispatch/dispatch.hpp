@@ -299,22 +299,29 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now when it cannot suspend
   // and has nothing to stop or report - nobody watching, no options, no interceptor, every hook
-  // plain, a synchronous default - and returns true, its result for await_resume. An operation
-  // with nothing to cancel needs no context and no coroutine frame. Otherwise starts nothing
-  // and returns false (the operation then runs it under its own context, from await_ready).
-  // (The fold kinds of the lean loop; the others take the operation's general path.)
+  // plain, a synchronous default (and chain companion) - and returns true, its result for
+  // await_resume. An operation with nothing to cancel needs no context and no coroutine frame.
+  // Otherwise starts nothing and returns false (the operation then runs it under its own
+  // context, from await_ready). (The kinds of the lean loops, fold and chain; keyed slots and
+  // the others take the operation's general path.)
   bool run_if_synchronous() {
-    if constexpr (Kind::is_keyed || !plain_fold_loop) {
+    if constexpr (Kind::is_keyed || !companions_constructible ||
+                  !(plain_fold_loop || (plain_chain_loop && chain_judges_synchronously))) {
       return false;
     } else {
       if (!unwatched()) return false;
       list_ = owner_->current();
-      if (!list_) {
-        if (!default_sync_ && Kind::is_always) return false;
-        return start_without_hooks();
+      if constexpr (plain_fold_loop) {
+        if (!list_) {
+          if (!default_sync_ && Kind::is_always) return false;
+          return start_without_hooks();
+        }
+        if (!list_->all_plain || !plain_fold_runs(*list_, default_sync_)) return false;
+        return run_plain_fold();
+      } else {
+        if (!default_sync_ || (list_ && !list_->all_plain)) return false;
+        return list_ ? run_plain_chain() : start_without_hooks_outlined();
       }
-      if (!list_->all_plain || !plain_fold_runs(*list_, default_sync_)) return false;
-      return run_plain_fold();
     }
   }
 
@@ -733,6 +740,21 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr bool plain_chain_loop =
       Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
       !Kind::is_concurrent && std::is_move_assignable_v<result>;
+  // Whether the chain companion's verdict is a Flow (not an awaitable), however it is called.
+  static constexpr bool chain_judges_synchronously = [] {
+    if constexpr (!Kind::has_chain) {
+      return false;
+    } else {
+      using chain = typename Kind::chain;
+      constexpr bool local =
+          classify_result<std::invoke_result_t<chain&, const result&>, Flow>() == call_kind::sync;
+      if constexpr (std::is_invocable_v<const chain&, const result&>)
+        return local &&
+               classify_result<std::invoke_result_t<const chain&, const result&>, Flow>() ==
+                   call_kind::sync;
+      else return local;
+    }
+  }();
   enum class hook_step : unsigned char { produced, skipped, suspended };
 
   // Every hook plain, nobody watching, no options: the leanest loop the kind has.
