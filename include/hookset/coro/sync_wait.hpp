@@ -1,8 +1,10 @@
 #pragma once
 // hookset::sync_wait: runs an awaitable to completion from ordinary (non-coroutine) code.
 
+#include <atomic>
 #include <condition_variable>
 #include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <type_traits>
@@ -24,8 +26,8 @@ using sync_wait_result_t =
     std::conditional_t<std::is_rvalue_reference_v<await_result_t<T>>,
                        std::remove_cvref_t<await_result_t<T>>, await_result_t<T>>;
 
-// One-shot event. set() notifies while holding the lock, so the waiter cannot return (and
-// destroy the event) before set() is done with it.
+// One-shot event, for an awaiter that suspends for real. set() notifies while holding the lock,
+// so the waiter cannot return (and destroy the event) before set() is done with it.
 class sync_wait_event {
  public:
   void set() noexcept {
@@ -58,13 +60,19 @@ struct already_checked_awaiter {
   decltype(auto) await_resume() { return awaiter.await_resume(); }
 };
 
-// The coroutine sync_wait runs an awaiter in: it stores the result and sets the event at its
-// final suspend point. The frame is destroyed by the owning sync_wait_driver afterwards.
+// The coroutine sync_wait runs an awaiter in: it stores the result and, at its final suspend
+// point, tells run() it finished (setting run()'s event if run() waits already). The frame is
+// destroyed by the owning sync_wait_driver afterwards.
 template <class T>
 class sync_wait_driver {
  public:
   struct promise_type : pooled_frame, await_context_carrier, coroutine_result<T> {
-    sync_wait_event* event = nullptr;
+    // Who finished first: nothing yet (0), the driven awaiter (finished: run() takes the
+    // result without waiting), or run(), which found it unfinished and waits on the event
+    // (its address). An awaiter that completes inside resume() - on this thread, without
+    // suspending for real - thus costs no event: no mutex, no condition variable.
+    std::atomic<std::uintptr_t> waiter{0};
+    static constexpr std::uintptr_t finished = 1;  // (an event's address is never 1)
 
     sync_wait_driver get_return_object() noexcept {
       return sync_wait_driver(std::coroutine_handle<promise_type>::from_promise(*this));
@@ -74,7 +82,11 @@ class sync_wait_driver {
       struct set_event {
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
-          self.promise().event->set();
+          // acq_rel: release publishes the result to run(); acquire makes run()'s event
+          // visible. After the exchange this frame is run()'s to destroy: not touched again.
+          const std::uintptr_t waiting =
+              self.promise().waiter.exchange(finished, std::memory_order_acq_rel);
+          if (waiting) reinterpret_cast<sync_wait_event*>(waiting)->set();
         }
         void await_resume() const noexcept {}
       };
@@ -91,16 +103,26 @@ class sync_wait_driver {
 
   // Blocks until the driven awaiter has completed, on whichever thread that happens.
   T run() {
-    sync_wait_event event;
-    coroutine_.promise().event = &event;
+    promise_type& promise = coroutine_.promise();
     // Blocking here on behalf of the scoped context, if any: what we drive belongs to it.
-    coroutine_.promise().context_ = scoped_await_context;
+    promise.context_ = scoped_await_context;
     coroutine_.resume();
-    event.wait();
-    return std::move(coroutine_.promise()).result();
+    if (promise.waiter.load(std::memory_order_acquire) != promise_type::finished) wait(promise);
+    return std::move(promise).result();
   }
 
  private:
+  // The driven awaiter suspended: blocks until it has finished, on whichever thread.
+  HOOKSET_NOINLINE static void wait(promise_type& promise) noexcept {
+    sync_wait_event event;
+    std::uintptr_t expected = 0;
+    // Failing, the awaiter finished meanwhile (acquire: its result is visible).
+    if (promise.waiter.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&event),
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_acquire))
+      event.wait();
+  }
+
   explicit sync_wait_driver(std::coroutine_handle<promise_type> coroutine) noexcept
       : coroutine_(coroutine) {}
   std::coroutine_handle<promise_type> coroutine_;
