@@ -12,6 +12,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -137,11 +138,12 @@ inline auto dispatch<Kind, mp::mp_list<A...>>::run_interceptor(const entry& inte
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
-  // again: a second next() of one interceptor; task: run_rest's; armed: not run yet (args_);
-  // called: a synchronous interceptor runs, or threw (args_); produced: its output or the
-  // hooks' is in produced_ (and args_); interceptor: a coroutine interceptor's Task (and args_);
-  // rest: the dispatch of the hooks (which took the arguments).
-  enum class state : unsigned char { again, task, armed, called, produced, interceptor, rest };
+  // again: a second next() of one interceptor; armed: not run yet (args_); called: a
+  // synchronous interceptor runs, or threw (args_); produced: its output or the hooks' is in
+  // produced_ (and args_); task: run_rest's; interceptor: a coroutine interceptor's Task (and
+  // args_); rest: the dispatch of the hooks (which took the arguments). The states from `task`
+  // on own a Task or a dispatch (destroyed out of line).
+  enum class state : unsigned char { again, armed, called, produced, task, interceptor, rest };
 
  public:
   // The next interceptor and the hooks may run in await_ready: in the awaiting Task's context.
@@ -149,15 +151,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
 
   next_call(next_handle handle, bound_t<A>... args)
       : self_(static_cast<dispatch*>(handle.dispatch)), index_(handle.index) {
-    if (self_->intercept_) {
-      task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
-      state_ = state::task;
-    } else if (index_ < self_->next_) {
-      state_ = state::again;
-    } else {
+    if (!self_->intercept_ && index_ >= self_->next_) [[likely]] {
       self_->next_ = index_ + 1;
       args_.emplace(static_cast<bound_t<A>&&>(args)...);
       state_ = state::armed;
+    } else {
+      not_armed(handle, static_cast<bound_t<A>&&>(args)...);
     }
   }
   // run_rest_once's: the interceptor at handle.index, its next() counted already.
@@ -174,27 +173,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
   next_call& operator=(next_call&&) = delete;
   ~next_call() {
-    switch (state_) {
-      case state::task:
-        task_.destroy();
-        break;
-      case state::interceptor:
-        task_.destroy();  // (its frame refers to args_)
-        args_.destroy();
-        break;
-      case state::produced:
-        if constexpr (!std::is_void_v<output>) produced_.destroy();
-        args_.destroy();
-        break;
-      case state::armed:
-      case state::called:
-        args_.destroy();
-        break;
-      case state::rest:
-        rest_.destroy();
-        break;
-      case state::again:
-        break;
+    if (state_ >= state::task) [[unlikely]] {
+      destroy_owned();
+    } else {
+      if constexpr (!std::is_void_v<output>)
+        if (state_ == state::produced) produced_.destroy();
+      if (state_ != state::again) args_.destroy();
     }
   }
 
@@ -223,6 +207,34 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
 
  private:
+  // Out of line (the interceptor's code stays lean): a watched dispatch's next(), run_rest's
+  // Task; or a second next() of one interceptor.
+  HOOKSET_NOINLINE void not_armed(next_handle handle, bound_t<A>... args) {
+    if (self_->intercept_) {
+      task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
+      state_ = state::task;
+    } else {
+      state_ = state::again;
+    }
+  }
+
+  HOOKSET_NOINLINE void destroy_owned() noexcept {
+    switch (state_) {
+      case state::task:
+        task_.destroy();
+        break;
+      case state::interceptor:
+        task_.destroy();  // (its frame refers to args_)
+        args_.destroy();
+        break;
+      case state::rest:
+        rest_.destroy();
+        break;
+      default:
+        break;
+    }
+  }
+
   HOOKSET_NOINLINE output resume_otherwise() {
     if (state_ == state::rest) return rest_.get().await_resume();
     if (state_ == state::again)
@@ -232,37 +244,43 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
 
   // The next interceptor, or past the last the dispatch of the hooks: true when it completed.
+  // Inline here, the hooks when the hand-written fold loop runs them; the rest out of line.
   bool run() {
-    dispatch& self = *self_;
-    const std::vector<entry>& interceptors = self.list_->interceptors;
-    const next_handle next{self_, index_ + 1};
-    if (const entry* const at = interceptors.data() + index_;
-        at < interceptors.data() + interceptors.size()) {
-      const entry& interceptor = *at;
-      if (interceptor.sync) {
-        state_ = state::called;
-        const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
-        if constexpr (std::is_void_v<output>)
-          call_interceptor(sync, interceptor, next, args_.get());
-        else produced_.emplace(call_interceptor(sync, interceptor, next, args_.get()));
-        state_ = state::produced;
-        return true;
-      }
-      task_.emplace(call_interceptor(reinterpret_cast<interceptor_async_fn>(interceptor.async),
-                                     interceptor, next, args_.get()));
-      state_ = state::interceptor;
-      return get_awaiter(std::move(task_.get())).await_ready();
-    }
+    const dispatch& self = *self_;
+    const list_type& list = *self.list_;
+    if (list.interceptors.data() + index_ != std::to_address(list.interceptors.end()))
+      return run_interceptor();
     if constexpr (plain_fold_loop && companions_constructible) {
-      // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold.
-      const list_type& list = *self.list_;
-      if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) {
-        state_ = state::called;
+      // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold. (Should
+      // it throw, armed destroys what called would.)
+      if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) [[likely]] {
         produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
         state_ = state::produced;
         return true;
       }
     }
+    return start_rest();
+  }
+  // The interceptor at index_: a synchronous one called, a coroutine's Task made and started.
+  HOOKSET_NOINLINE bool run_interceptor() {
+    const entry& interceptor = self_->list_->interceptors[index_];
+    const next_handle next{self_, index_ + 1};
+    if (interceptor.sync) {
+      state_ = state::called;
+      const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
+      if constexpr (std::is_void_v<output>) call_interceptor(sync, interceptor, next, args_.get());
+      else produced_.emplace(call_interceptor(sync, interceptor, next, args_.get()));
+      state_ = state::produced;
+      return true;
+    }
+    task_.emplace(call_interceptor(reinterpret_cast<interceptor_async_fn>(interceptor.async),
+                                   interceptor, next, args_.get()));
+    state_ = state::interceptor;
+    return get_awaiter(std::move(task_.get())).await_ready();
+  }
+  // The dispatch of the hooks, which takes the arguments.
+  HOOKSET_NOINLINE bool start_rest() {
+    dispatch& self = *self_;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       rest_.emplace(*self.owner_, *self.slot_, nullptr,
                     static_cast<bound_t<A>&&>(std::get<I>(args_.get()))...);
@@ -270,7 +288,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     (indices{});
     args_.destroy();
     state_ = state::rest;
-    return rest_.get().start_as_rest(self.list_, &link_);
+    return rest_.get().start_as_rest(self.list_, &link_.emplace());
   }
 
   dispatch* self_;
@@ -282,7 +300,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
       produced_;         // produced
   late<dispatch> rest_;  // rest
   // What rest_ leaves for this: the hooks it ran (read by nobody: this dispatch is unobserved).
-  intercept_link link_;
+  // Made with rest_ (trivially destroyed).
+  late<intercept_link> link_;
 };
 
 }  // namespace hookset::detail
