@@ -182,7 +182,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     }
   }
 
-  bool await_ready() {
+  HOOKSET_ALWAYS_INLINE bool await_ready() {
     if (state_ == state::task) return get_awaiter(std::move(task_.get())).await_ready();
     if (state_ == state::armed) return run();
     return true;  // again: await_resume throws
