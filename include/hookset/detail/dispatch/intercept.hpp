@@ -37,6 +37,8 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   const hook_list* rest_snapshot = list_;
   if constexpr (Kind::is_keyed) rest_snapshot = owner_->current();
   intercept_ = new intercept_state{hook_list_owner(rest_snapshot), {}, 0};
+  // (It runs no hook itself: next_ tells next_call that this dispatch is the watched layer.)
+  next_ = next_call::watched_layer;
   if (flags_ & observed) intercept_->link.observers = &observers_;
   // The arguments move on: from here on, the dispatch itself never reads them (and a
   // move-only argument could not be copied).
@@ -54,7 +56,6 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
 // runs no hook itself); the arguments stay in args_, where the interceptors' references point.
 template <class Kind, class... A>
 HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwatched() {
-  intercept_ = nullptr;       // (release() and next_call tell the two layers apart by it)
   next_ = 1;                  // interceptor 0 runs now
   sync_dispatch_scope scope;  // interceptors and hooks may change the set: keep this snapshot
   const entry& first = list_->interceptors.front();
@@ -67,6 +68,7 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwat
     else value_ = call_interceptor(sync, first, next, args_);
     return true;
   }
+  intercept_ = nullptr;  // (release() tells the two layers apart by it once the list is held)
   pending_intercepted_.emplace(
       call_interceptor(reinterpret_cast<interceptor_async_fn>(first.async), first, next, args_));
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
@@ -146,12 +148,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   enum class state : unsigned char { again, armed, called, produced, task, interceptor, rest };
 
  public:
+  // next_ of a dispatch whose interceptors run from Tasks (start_intercepted): above any index,
+  // so that one comparison tells an unwatched first next() from everything else.
+  static constexpr std::size_t watched_layer = static_cast<std::size_t>(-1);
+
   // The next interceptor and the hooks may run in await_ready: in the awaiting Task's context.
   using runs_code_in_await_ready = void;
 
   next_call(next_handle handle, bound_t<A>... args)
       : self_(static_cast<dispatch*>(handle.dispatch)), index_(handle.index) {
-    if (!self_->intercept_ && index_ >= self_->next_) [[likely]] {
+    if (index_ >= self_->next_) [[likely]] {  // (never in the watched layer)
       self_->next_ = index_ + 1;
       args_.emplace(static_cast<bound_t<A>&&>(args)...);
       state_ = state::armed;
@@ -210,7 +216,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   // Out of line (the interceptor's code stays lean): a watched dispatch's next(), run_rest's
   // Task; or a second next() of one interceptor.
   HOOKSET_NOINLINE void not_armed(next_handle handle, bound_t<A>... args) {
-    if (self_->intercept_) {
+    if (self_->next_ == watched_layer) {
       task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
       state_ = state::task;
     } else {
