@@ -6,6 +6,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/manual_lifetime.hpp>
 #include <hookset/coro/task.hpp>
 
 namespace hookset {
@@ -60,13 +62,68 @@ struct already_checked_awaiter {
   decltype(auto) await_resume() { return awaiter.await_resume(); }
 };
 
+// What the coroutine sync_wait runs an awaiter in stores: the result (T, T& or nothing) or the
+// exception. A kind byte and the value or the exception_ptr, each made only when there: lighter
+// than coroutine_result's variant (whose reset is out of line), and result() only moves.
+template <class T>
+class sync_wait_outcome {
+  using stored = std::conditional_t<std::is_reference_v<T>, std::remove_reference_t<T>*, T>;
+
+ public:
+  sync_wait_outcome() noexcept {}
+  sync_wait_outcome(const sync_wait_outcome&) = delete;
+  sync_wait_outcome& operator=(const sync_wait_outcome&) = delete;
+  ~sync_wait_outcome() {
+    if (kind_ == kind::value) value_.destroy();
+    else if (kind_ == kind::error) error_.destroy();
+  }
+
+  template <class U = T>
+  requires std::constructible_from<T, U&&>
+  void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
+    if constexpr (std::is_reference_v<T>) value_.emplace(std::addressof(value));
+    else value_.emplace(std::forward<U>(value));
+    kind_ = kind::value;
+  }
+  void unhandled_exception() noexcept {
+    error_.emplace(std::current_exception());
+    kind_ = kind::error;
+  }
+
+  T result() && {
+    if (kind_ == kind::error) [[unlikely]]
+      std::rethrow_exception(error_.get());
+    if constexpr (std::is_reference_v<T>) return *value_.get();
+    else return std::move(value_.get());
+  }
+
+ private:
+  enum class kind : unsigned char { nothing, value, error };
+  kind kind_ = kind::nothing;
+  late<stored> value_;
+  late<std::exception_ptr> error_;
+};
+template <>
+class sync_wait_outcome<void> {
+ public:
+  void return_void() noexcept {}
+  void unhandled_exception() noexcept { error_ = std::current_exception(); }
+  void result() && {
+    if (error_) [[unlikely]]
+      std::rethrow_exception(error_);
+  }
+
+ private:
+  std::exception_ptr error_;
+};
+
 // The coroutine sync_wait runs an awaiter in: it stores the result and, at its final suspend
 // point, tells run() it finished (setting run()'s event if run() waits already). The frame is
 // destroyed by the owning sync_wait_driver afterwards.
 template <class T>
 class sync_wait_driver {
  public:
-  struct promise_type : pooled_frame, await_context_carrier, coroutine_result<T> {
+  struct promise_type : pooled_frame, await_context_carrier, sync_wait_outcome<T> {
     // Who finished first: nothing yet (0), the driven awaiter (finished: run() takes the
     // result without waiting), or run(), which found it unfinished and waits on the event
     // (its address). An awaiter that completes inside resume() - on this thread, without

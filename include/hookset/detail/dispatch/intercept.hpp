@@ -50,7 +50,7 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
 
 // The interceptor layer of a dispatch nobody watches and given no options: no intercept_state,
 // no context, no second frame. This dispatch calls its first interceptor - a synchronous one
-// as a plain call, a coroutine's Task awaited by the driver - and each next() returns a
+// as a plain call, a coroutine's Task awaited by await_suspend - and each next() returns a
 // next_call that runs the next interceptor, or past the last the dispatch of the hooks over
 // this dispatch's snapshot, when it is awaited. next_ counts the next() calls (this dispatch
 // runs no hook itself); the arguments stay in args_, where the interceptors' references point.
@@ -72,7 +72,10 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwat
   pending_intercepted_.emplace(
       call_interceptor(reinterpret_cast<interceptor_async_fn>(first.async), first, next, args_));
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
-  suspend_into(pending_kind::intercepted, &dispatch::finish_intercepted);
+  // (suspend_into's work but for the step to resume with: await_suspend awaits this Task
+  // itself, no driver runs a step; and nobody watches, so no hook boundary to forget.)
+  pending_ = pending_kind::intercepted;
+  flags_ |= suspended;
   return false;
 }
 
