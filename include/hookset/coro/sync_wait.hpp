@@ -6,7 +6,6 @@
 #include <coroutine>
 #include <cstdint>
 #include <exception>
-#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -28,8 +27,8 @@ using sync_wait_result_t =
     std::conditional_t<std::is_rvalue_reference_v<await_result_t<T>>,
                        std::remove_cvref_t<await_result_t<T>>, await_result_t<T>>;
 
-// One-shot event, for an awaiter that suspends for real. set() notifies while holding the lock,
-// so the waiter cannot return (and destroy the event) before set() is done with it.
+// One-shot event (an awaiter that suspends). set() notifies while holding the lock, so the
+// waiter cannot return (and destroy the event) before set() is done with it.
 class sync_wait_event {
  public:
   void set() noexcept {
@@ -62,73 +61,41 @@ struct already_checked_awaiter {
   decltype(auto) await_resume() { return awaiter.await_resume(); }
 };
 
-// What the coroutine sync_wait runs an awaiter in stores: the result (T, T& or nothing) or the
-// exception. A kind byte and the value or the exception_ptr, each made only when there: lighter
-// than coroutine_result's variant (whose reset is out of line), and result() only moves.
+// The driver's outcome (kind_ 1: value_, T& as a pointer; 2: error_): no variant to reset.
 template <class T>
-class sync_wait_outcome {
+struct sync_wait_outcome {
   using stored = std::conditional_t<std::is_reference_v<T>, std::remove_reference_t<T>*, T>;
-
- public:
-  sync_wait_outcome() noexcept {}
-  sync_wait_outcome(const sync_wait_outcome&) = delete;
-  sync_wait_outcome& operator=(const sync_wait_outcome&) = delete;
+  late<stored> value_;
+  late<std::exception_ptr> error_;
+  unsigned char kind_ = 0;
   ~sync_wait_outcome() {
-    if (kind_ == kind::value) value_.destroy();
-    else if (kind_ == kind::error) error_.destroy();
+    if (kind_ == 1) value_.destroy();
+    else if (kind_ == 2) error_.destroy();
   }
-
   template <class U = T>
   requires std::constructible_from<T, U&&>
   void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
     if constexpr (std::is_reference_v<T>) value_.emplace(std::addressof(value));
     else value_.emplace(std::forward<U>(value));
-    kind_ = kind::value;
+    kind_ = 1;
   }
-  void unhandled_exception() noexcept {
-    error_.emplace(std::current_exception());
-    kind_ = kind::error;
-  }
-
+  void unhandled_exception() noexcept { error_.emplace(std::current_exception()), kind_ = 2; }
   T result() && {
-    if (kind_ == kind::error) [[unlikely]]
-      std::rethrow_exception(error_.get());
+    if (kind_ == 2) std::rethrow_exception(error_.get());
     if constexpr (std::is_reference_v<T>) return *value_.get();
     else return std::move(value_.get());
   }
-
- private:
-  enum class kind : unsigned char { nothing, value, error };
-  kind kind_ = kind::nothing;
-  late<stored> value_;
-  late<std::exception_ptr> error_;
 };
 template <>
-class sync_wait_outcome<void> {
- public:
-  void return_void() noexcept {}
-  void unhandled_exception() noexcept { error_ = std::current_exception(); }
-  void result() && {
-    if (error_) [[unlikely]]
-      std::rethrow_exception(error_);
-  }
+struct sync_wait_outcome<void> : coroutine_result<void> {};
 
- private:
-  std::exception_ptr error_;
-};
-
-// The coroutine sync_wait runs an awaiter in: it stores the result and, at its final suspend
-// point, tells run() it finished (setting run()'s event if run() waits already). The frame is
-// destroyed by the owning sync_wait_driver afterwards.
+// The coroutine sync_wait runs an awaiter in: it stores the result and tells run() it finished
+// (setting run()'s event if run() waits). The owning sync_wait_driver destroys the frame.
 template <class T>
 class sync_wait_driver {
  public:
   struct promise_type : pooled_frame, await_context_carrier, sync_wait_outcome<T> {
-    // Who finished first: nothing yet (0), the driven awaiter (finished: run() takes the
-    // result without waiting), or run(), which found it unfinished and waits on the event
-    // (its address). An awaiter that completes inside resume() - on this thread, without
-    // suspending for real - thus costs no event: no mutex, no condition variable.
-    std::atomic<std::uintptr_t> waiter{0};
+    std::atomic<std::uintptr_t> waiter{0};         // first the awaiter (finished) or run()'s event
     static constexpr std::uintptr_t finished = 1;  // (an event's address is never 1)
 
     sync_wait_driver get_return_object() noexcept {
@@ -139,8 +106,7 @@ class sync_wait_driver {
       struct set_event {
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
-          // acq_rel: release publishes the result to run(); acquire makes run()'s event
-          // visible. After the exchange this frame is run()'s to destroy: not touched again.
+          // acq_rel: the result to run(), run()'s event to us; then the frame is run()'s.
           const std::uintptr_t waiting =
               self.promise().waiter.exchange(finished, std::memory_order_acq_rel);
           if (waiting) reinterpret_cast<sync_wait_event*>(waiting)->set();
@@ -169,14 +135,12 @@ class sync_wait_driver {
   }
 
  private:
-  // The driven awaiter suspended: blocks until it has finished, on whichever thread.
+  // The awaiter suspended: blocks until it finished (which failing, the exchange found).
   HOOKSET_NOINLINE static void wait(promise_type& promise) noexcept {
     sync_wait_event event;
     std::uintptr_t expected = 0;
-    // Failing, the awaiter finished meanwhile (acquire: its result is visible).
     if (promise.waiter.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&event),
-                                               std::memory_order_acq_rel,
-                                               std::memory_order_acquire))
+                                               std::memory_order_acq_rel))
       event.wait();
   }
 

@@ -37,8 +37,7 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   const hook_list* rest_snapshot = list_;
   if constexpr (Kind::is_keyed) rest_snapshot = owner_->current();
   intercept_ = new intercept_state{hook_list_owner(rest_snapshot), {}, 0};
-  // (It runs no hook itself: next_ tells next_call that this dispatch is the watched layer.)
-  next_ = next_call::watched_layer;
+  next_ = next_call::watched_layer;  // (it runs no hook itself)
   if (flags_ & observed) intercept_->link.observers = &observers_;
   // The arguments move on: from here on, the dispatch itself never reads them (and a
   // move-only argument could not be copied).
@@ -68,13 +67,11 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwat
     else value_ = call_interceptor(sync, first, next, args_);
     return true;
   }
-  intercept_ = nullptr;  // (release() tells the two layers apart by it once the list is held)
+  intercept_ = nullptr;  // (release() tells the layers apart by it once the list is held)
   pending_intercepted_.emplace(
       call_interceptor(reinterpret_cast<interceptor_async_fn>(first.async), first, next, args_));
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
-  // (suspend_into's work but for the step to resume with: await_suspend awaits this Task
-  // itself, no driver runs a step; and nobody watches, so no hook boundary to forget.)
-  pending_ = pending_kind::intercepted;
+  pending_ = pending_kind::intercepted;  // (no step: await_suspend awaits the Task itself)
   flags_ |= suspended;
   return false;
 }
@@ -145,15 +142,12 @@ template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   // again: a second next() of one interceptor; armed: not run yet (args_); called: a
   // synchronous interceptor runs, or threw (args_); produced: its output or the hooks' is in
-  // produced_ (and args_); task: run_rest's; interceptor: a coroutine interceptor's Task (and
-  // args_); rest: the dispatch of the hooks (which took the arguments). The states from `task`
-  // on own a Task or a dispatch (destroyed out of line).
+  // produced_ (and args_); from here on out of line: task: run_rest's; interceptor: a coroutine
+  // interceptor's Task (and args_); rest: the dispatch of the hooks (which took the arguments).
   enum class state : unsigned char { again, armed, called, produced, task, interceptor, rest };
 
  public:
-  // next_ of a dispatch whose interceptors run from Tasks (start_intercepted): above any index,
-  // so that one comparison tells an unwatched first next() from everything else.
-  static constexpr std::size_t watched_layer = static_cast<std::size_t>(-1);
+  static constexpr std::size_t watched_layer = ~std::size_t{0};  // start_intercepted's next_
 
   // The next interceptor and the hooks may run in await_ready: in the awaiting Task's context.
   using runs_code_in_await_ready = void;
@@ -216,32 +210,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
 
  private:
-  // Out of line (the interceptor's code stays lean): a watched dispatch's next(), run_rest's
-  // Task; or a second next() of one interceptor.
+  // Out of line, as what follows: a watched dispatch's next() (run_rest's Task), or a second.
   HOOKSET_NOINLINE void not_armed(next_handle handle, bound_t<A>... args) {
-    if (self_->next_ == watched_layer) {
-      task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
-      state_ = state::task;
-    } else {
-      state_ = state::again;
-    }
+    if (self_->next_ != watched_layer) return void(state_ = state::again);
+    task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
+    state_ = state::task;
   }
-
   HOOKSET_NOINLINE void destroy_owned() noexcept {
-    switch (state_) {
-      case state::task:
-        task_.destroy();
-        break;
-      case state::interceptor:
-        task_.destroy();  // (its frame refers to args_)
-        args_.destroy();
-        break;
-      case state::rest:
-        rest_.destroy();
-        break;
-      default:
-        break;
-    }
+    if (state_ == state::rest) return rest_.destroy();
+    task_.destroy();  // task, interceptor (whose frame refers to args_)
+    if (state_ == state::interceptor) args_.destroy();
   }
 
   HOOKSET_NOINLINE output resume_otherwise() {
@@ -253,15 +231,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
 
   // The next interceptor, or past the last the dispatch of the hooks: true when it completed.
-  // Inline here, the hooks when the hand-written fold loop runs them; the rest out of line.
   bool run() {
     const dispatch& self = *self_;
     const list_type& list = *self.list_;
     if (list.interceptors.data() + index_ != std::to_address(list.interceptors.end()))
       return run_interceptor();
     if constexpr (plain_fold_loop && companions_constructible) {
-      // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold. (Should
-      // it throw, armed destroys what called would.)
+      // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold.
       if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) [[likely]] {
         produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
         state_ = state::produced;
@@ -270,7 +246,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     }
     return start_rest();
   }
-  // The interceptor at index_: a synchronous one called, a coroutine's Task made and started.
+  // The interceptor at index_ (a synchronous one called, a coroutine's Task started); the hooks.
   HOOKSET_NOINLINE bool run_interceptor() {
     const entry& interceptor = self_->list_->interceptors[index_];
     const next_handle next{self_, index_ + 1};
@@ -287,7 +263,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     state_ = state::interceptor;
     return get_awaiter(std::move(task_.get())).await_ready();
   }
-  // The dispatch of the hooks, which takes the arguments.
   HOOKSET_NOINLINE bool start_rest() {
     dispatch& self = *self_;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -309,7 +284,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
       produced_;         // produced
   late<dispatch> rest_;  // rest
   // What rest_ leaves for this: the hooks it ran (read by nobody: this dispatch is unobserved).
-  // Made with rest_ (trivially destroyed).
   late<intercept_link> link_;
 };
 
