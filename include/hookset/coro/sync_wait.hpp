@@ -1,8 +1,10 @@
 #pragma once
 // hookset::sync_wait: runs an awaitable to completion from ordinary (non-coroutine) code.
 
+#include <atomic>
 #include <condition_variable>
 #include <coroutine>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <type_traits>
@@ -11,6 +13,7 @@
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/manual_lifetime.hpp>
 #include <hookset/coro/task.hpp>
 
 namespace hookset {
@@ -24,8 +27,8 @@ using sync_wait_result_t =
     std::conditional_t<std::is_rvalue_reference_v<await_result_t<T>>,
                        std::remove_cvref_t<await_result_t<T>>, await_result_t<T>>;
 
-// One-shot event. set() notifies while holding the lock, so the waiter cannot return (and
-// destroy the event) before set() is done with it.
+// One-shot event (an awaiter that suspends). set() notifies while holding the lock, so the
+// waiter cannot return (and destroy the event) before set() is done with it.
 class sync_wait_event {
  public:
   void set() noexcept {
@@ -58,13 +61,42 @@ struct already_checked_awaiter {
   decltype(auto) await_resume() { return awaiter.await_resume(); }
 };
 
-// The coroutine sync_wait runs an awaiter in: it stores the result and sets the event at its
-// final suspend point. The frame is destroyed by the owning sync_wait_driver afterwards.
+// The driver's outcome (kind_ 1: value_, T& as a pointer; 2: error_): no variant to reset.
+template <class T>
+struct sync_wait_outcome {
+  using stored = std::conditional_t<std::is_reference_v<T>, std::remove_reference_t<T>*, T>;
+  late<stored> value_;
+  late<std::exception_ptr> error_;
+  unsigned char kind_ = 0;
+  ~sync_wait_outcome() {
+    if (kind_ == 1) value_.destroy();
+    else if (kind_ == 2) error_.destroy();
+  }
+  template <class U = T>
+  requires std::constructible_from<T, U&&>
+  void return_value(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) {
+    if constexpr (std::is_reference_v<T>) value_.emplace(std::addressof(value));
+    else value_.emplace(std::forward<U>(value));
+    kind_ = 1;
+  }
+  void unhandled_exception() noexcept { error_.emplace(std::current_exception()), kind_ = 2; }
+  T result() && {
+    if (kind_ == 2) std::rethrow_exception(error_.get());
+    if constexpr (std::is_reference_v<T>) return *value_.get();
+    else return std::move(value_.get());
+  }
+};
+template <>
+struct sync_wait_outcome<void> : coroutine_result<void> {};
+
+// The coroutine sync_wait runs an awaiter in: it stores the result and tells run() it finished
+// (setting run()'s event if run() waits). The owning sync_wait_driver destroys the frame.
 template <class T>
 class sync_wait_driver {
  public:
-  struct promise_type : pooled_frame, await_context_carrier, coroutine_result<T> {
-    sync_wait_event* event = nullptr;
+  struct promise_type : pooled_frame, await_context_carrier, sync_wait_outcome<T> {
+    std::atomic<std::uintptr_t> waiter{0};         // first the awaiter (finished) or run()'s event
+    static constexpr std::uintptr_t finished = 1;  // (an event's address is never 1)
 
     sync_wait_driver get_return_object() noexcept {
       return sync_wait_driver(std::coroutine_handle<promise_type>::from_promise(*this));
@@ -74,7 +106,10 @@ class sync_wait_driver {
       struct set_event {
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
-          self.promise().event->set();
+          // acq_rel: the result to run(), run()'s event to us; then the frame is run()'s.
+          const std::uintptr_t waiting =
+              self.promise().waiter.exchange(finished, std::memory_order_acq_rel);
+          if (waiting) reinterpret_cast<sync_wait_event*>(waiting)->set();
         }
         void await_resume() const noexcept {}
       };
@@ -91,16 +126,24 @@ class sync_wait_driver {
 
   // Blocks until the driven awaiter has completed, on whichever thread that happens.
   T run() {
-    sync_wait_event event;
-    coroutine_.promise().event = &event;
+    promise_type& promise = coroutine_.promise();
     // Blocking here on behalf of the scoped context, if any: what we drive belongs to it.
-    coroutine_.promise().context_ = scoped_await_context;
+    promise.context_ = scoped_await_context;
     coroutine_.resume();
-    event.wait();
-    return std::move(coroutine_.promise()).result();
+    if (promise.waiter.load(std::memory_order_acquire) != promise_type::finished) wait(promise);
+    return std::move(promise).result();
   }
 
  private:
+  // The awaiter suspended: blocks until it finished (which failing, the exchange found).
+  HOOKSET_NOINLINE static void wait(promise_type& promise) noexcept {
+    sync_wait_event event;
+    std::uintptr_t expected = 0;
+    if (promise.waiter.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&event),
+                                               std::memory_order_acq_rel))
+      event.wait();
+  }
+
   explicit sync_wait_driver(std::coroutine_handle<promise_type> coroutine) noexcept
       : coroutine_(coroutine) {}
   std::coroutine_handle<promise_type> coroutine_;

@@ -12,6 +12,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -36,6 +37,7 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   const hook_list* rest_snapshot = list_;
   if constexpr (Kind::is_keyed) rest_snapshot = owner_->current();
   intercept_ = new intercept_state{hook_list_owner(rest_snapshot), {}, 0};
+  next_ = next_call::watched_layer;  // (it runs no hook itself)
   if (flags_ & observed) intercept_->link.observers = &observers_;
   // The arguments move on: from here on, the dispatch itself never reads them (and a
   // move-only argument could not be copied).
@@ -47,13 +49,12 @@ HOOKSET_NOINLINE void dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
 
 // The interceptor layer of a dispatch nobody watches and given no options: no intercept_state,
 // no context, no second frame. This dispatch calls its first interceptor - a synchronous one
-// as a plain call, a coroutine's Task awaited by the driver - and each next() returns a
+// as a plain call, a coroutine's Task awaited by await_suspend - and each next() returns a
 // next_call that runs the next interceptor, or past the last the dispatch of the hooks over
 // this dispatch's snapshot, when it is awaited. next_ counts the next() calls (this dispatch
 // runs no hook itself); the arguments stay in args_, where the interceptors' references point.
 template <class Kind, class... A>
 HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwatched() {
-  intercept_ = nullptr;       // (release() and next_call tell the two layers apart by it)
   next_ = 1;                  // interceptor 0 runs now
   sync_dispatch_scope scope;  // interceptors and hooks may change the set: keep this snapshot
   const entry& first = list_->interceptors.front();
@@ -66,10 +67,12 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_unwat
     else value_ = call_interceptor(sync, first, next, args_);
     return true;
   }
+  intercept_ = nullptr;  // (release() tells the layers apart by it once the list is held)
   pending_intercepted_.emplace(
       call_interceptor(reinterpret_cast<interceptor_async_fn>(first.async), first, next, args_));
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
-  suspend_into(pending_kind::intercepted, &dispatch::finish_intercepted);
+  pending_ = pending_kind::intercepted;  // (no step: await_suspend awaits the Task itself)
+  flags_ |= suspended;
   return false;
 }
 
@@ -137,27 +140,26 @@ inline auto dispatch<Kind, mp::mp_list<A...>>::run_interceptor(const entry& inte
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
-  // again: a second next() of one interceptor; task: run_rest's; armed: not run yet (args_);
-  // called: a synchronous interceptor runs, or threw (args_); produced: its output or the
-  // hooks' is in produced_ (and args_); interceptor: a coroutine interceptor's Task (and args_);
-  // rest: the dispatch of the hooks (which took the arguments).
-  enum class state : unsigned char { again, task, armed, called, produced, interceptor, rest };
+  // again: a second next() of one interceptor; armed: not run yet (args_); called: a
+  // synchronous interceptor runs, or threw (args_); produced: its output or the hooks' is in
+  // produced_ (and args_); from here on out of line: task: run_rest's; interceptor: a coroutine
+  // interceptor's Task (and args_); rest: the dispatch of the hooks (which took the arguments).
+  enum class state : unsigned char { again, armed, called, produced, task, interceptor, rest };
 
  public:
+  static constexpr std::size_t watched_layer = ~std::size_t{0};  // start_intercepted's next_
+
   // The next interceptor and the hooks may run in await_ready: in the awaiting Task's context.
   using runs_code_in_await_ready = void;
 
   next_call(next_handle handle, bound_t<A>... args)
       : self_(static_cast<dispatch*>(handle.dispatch)), index_(handle.index) {
-    if (self_->intercept_) {
-      task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
-      state_ = state::task;
-    } else if (index_ < self_->next_) {
-      state_ = state::again;
-    } else {
+    if (index_ >= self_->next_) [[likely]] {  // (never in the watched layer)
       self_->next_ = index_ + 1;
       args_.emplace(static_cast<bound_t<A>&&>(args)...);
       state_ = state::armed;
+    } else {
+      not_armed(handle, static_cast<bound_t<A>&&>(args)...);
     }
   }
   // run_rest_once's: the interceptor at handle.index, its next() counted already.
@@ -174,31 +176,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
   next_call& operator=(next_call&&) = delete;
   ~next_call() {
-    switch (state_) {
-      case state::task:
-        task_.destroy();
-        break;
-      case state::interceptor:
-        task_.destroy();  // (its frame refers to args_)
-        args_.destroy();
-        break;
-      case state::produced:
-        if constexpr (!std::is_void_v<output>) produced_.destroy();
-        args_.destroy();
-        break;
-      case state::armed:
-      case state::called:
-        args_.destroy();
-        break;
-      case state::rest:
-        rest_.destroy();
-        break;
-      case state::again:
-        break;
+    if (state_ >= state::task) [[unlikely]] {
+      destroy_owned();
+    } else {
+      if constexpr (!std::is_void_v<output>)
+        if (state_ == state::produced) produced_.destroy();
+      if (state_ != state::again) args_.destroy();
     }
   }
 
-  bool await_ready() {
+  HOOKSET_ALWAYS_INLINE bool await_ready() {
     if (state_ == state::task) return get_awaiter(std::move(task_.get())).await_ready();
     if (state_ == state::armed) return run();
     return true;  // again: await_resume throws
@@ -223,6 +210,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   }
 
  private:
+  // Out of line, as what follows: a watched dispatch's next() (run_rest's Task), or a second.
+  HOOKSET_NOINLINE void not_armed(next_handle handle, bound_t<A>... args) {
+    if (self_->next_ != watched_layer) return void(state_ = state::again);
+    task_.emplace(run_rest(handle, static_cast<bound_t<A>&&>(args)...));
+    state_ = state::task;
+  }
+  HOOKSET_NOINLINE void destroy_owned() noexcept {
+    if (state_ == state::rest) return rest_.destroy();
+    task_.destroy();  // task, interceptor (whose frame refers to args_)
+    if (state_ == state::interceptor) args_.destroy();
+  }
+
   HOOKSET_NOINLINE output resume_otherwise() {
     if (state_ == state::rest) return rest_.get().await_resume();
     if (state_ == state::again)
@@ -233,36 +232,39 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
 
   // The next interceptor, or past the last the dispatch of the hooks: true when it completed.
   bool run() {
-    dispatch& self = *self_;
-    const std::vector<entry>& interceptors = self.list_->interceptors;
-    const next_handle next{self_, index_ + 1};
-    if (const entry* const at = interceptors.data() + index_;
-        at < interceptors.data() + interceptors.size()) {
-      const entry& interceptor = *at;
-      if (interceptor.sync) {
-        state_ = state::called;
-        const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
-        if constexpr (std::is_void_v<output>)
-          call_interceptor(sync, interceptor, next, args_.get());
-        else produced_.emplace(call_interceptor(sync, interceptor, next, args_.get()));
-        state_ = state::produced;
-        return true;
-      }
-      task_.emplace(call_interceptor(reinterpret_cast<interceptor_async_fn>(interceptor.async),
-                                     interceptor, next, args_.get()));
-      state_ = state::interceptor;
-      return get_awaiter(std::move(task_.get())).await_ready();
-    }
+    const dispatch& self = *self_;
+    const list_type& list = *self.list_;
+    if (list.interceptors.data() + index_ != std::to_address(list.interceptors.end()))
+      return run_interceptor();
     if constexpr (plain_fold_loop && companions_constructible) {
       // Every hook plain (interceptors aside): the hand-written loop, as run_plain_fold.
-      const list_type& list = *self.list_;
-      if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) {
-        state_ = state::called;
+      if (list.hooks_plain && plain_fold_runs(list, self.default_sync_)) [[likely]] {
         produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
         state_ = state::produced;
         return true;
       }
     }
+    return start_rest();
+  }
+  // The interceptor at index_ (a synchronous one called, a coroutine's Task started); the hooks.
+  HOOKSET_NOINLINE bool run_interceptor() {
+    const entry& interceptor = self_->list_->interceptors[index_];
+    const next_handle next{self_, index_ + 1};
+    if (interceptor.sync) {
+      state_ = state::called;
+      const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
+      if constexpr (std::is_void_v<output>) call_interceptor(sync, interceptor, next, args_.get());
+      else produced_.emplace(call_interceptor(sync, interceptor, next, args_.get()));
+      state_ = state::produced;
+      return true;
+    }
+    task_.emplace(call_interceptor(reinterpret_cast<interceptor_async_fn>(interceptor.async),
+                                   interceptor, next, args_.get()));
+    state_ = state::interceptor;
+    return get_awaiter(std::move(task_.get())).await_ready();
+  }
+  HOOKSET_NOINLINE bool start_rest() {
+    dispatch& self = *self_;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       rest_.emplace(*self.owner_, *self.slot_, nullptr,
                     static_cast<bound_t<A>&&>(std::get<I>(args_.get()))...);
@@ -270,7 +272,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     (indices{});
     args_.destroy();
     state_ = state::rest;
-    return rest_.get().start_as_rest(self.list_, &link_);
+    return rest_.get().start_as_rest(self.list_, &link_.emplace());
   }
 
   dispatch* self_;
@@ -282,7 +284,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
       produced_;         // produced
   late<dispatch> rest_;  // rest
   // What rest_ leaves for this: the hooks it ran (read by nobody: this dispatch is unobserved).
-  intercept_link link_;
+  late<intercept_link> link_;
 };
 
 }  // namespace hookset::detail
