@@ -150,6 +150,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // the driver may run their quiet hooks back to back.
   static constexpr bool quiet_hooks_back_to_back =
       !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
+  // An aggregate that takes each output with the registration that produced it (producer_).
+  static constexpr bool attributed = collects_attributed<Kind>;
+  // An aggregate that turns a FailClosed hook's failure into an output of that hook.
+  static constexpr bool substitutes = substitutes_failures<Kind>;
+  using collected = std::conditional_t<attributed, Attributed<result>, result>;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -629,9 +634,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
                                         dispatch* self) {
     co_return self->default_outcome(co_await std::move(default_output));
   }
-  // Moves the newest output into the aggregate's list; nothing for other slots.
+  // Moves the newest output into the aggregate's list (attributed: with its producer);
+  // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
-    if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
+    if constexpr (attributed) {
+      if (producer_)
+        outputs_.push_back({std::move(*value_), producer_->id(), producer_->record->name});
+      else outputs_.push_back({std::move(*value_), HookId{}, std::string{}});
+    } else if constexpr (Kind::has_aggregate) {
+      outputs_.push_back(std::move(*value_));
+    }
+  }
+  // Who produced the newest output (null: the default), for an attributed aggregate.
+  HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
+    if constexpr (attributed) producer_ = hook;
   }
   HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
@@ -693,6 +709,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       suspend_into(pending_kind::output, then);
       return false;
     } else {
+      produced_by(nullptr);
       if (default_sync_) [[likely]] {
         if constexpr (is_void) call_with_args(default_sync_, nullptr);
         else value_ = call_with_args(default_sync_, nullptr);
@@ -733,7 +750,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr bool plain_chain_loop =
       Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
       !Kind::is_concurrent && std::is_move_assignable_v<result>;
-  enum class hook_step : unsigned char { produced, skipped, suspended };
+  // (substituted: the hook failed and its aggregate made value_ its output instead.)
+  enum class hook_step : unsigned char { produced, substituted, skipped, suspended };
 
   // Every hook plain, nobody watching, no options: the leanest loop the kind has.
   HOOKSET_ALWAYS_INLINE bool start_all_plain() {
@@ -927,6 +945,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             if constexpr (!counts_at_end) ++produced_;
           }
           if constexpr (!counts_at_end) {
+            produced_by(&hook);
             const next after = take_output();
             if (after != next::more) return after;
           }
@@ -1084,6 +1103,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   hook_step hook_succeeded(const entry& hook) {
     ++produced_;
+    produced_by(&hook);
     // (A pipeline hook's end is reported with its decision, when the decision is taken.)
     if constexpr (!Kind::is_pipeline)
       if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
@@ -1099,12 +1119,28 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         return hook_step::skipped;
       case FailurePolicy::fail_closed:
         if (events) report_hook_end(hook, outcome, error);
-        throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+        if constexpr (substitutes) {
+          // The aggregate counts the failure as the hook's output (a verdict slot: the
+          // lattice's failed verdict); the caller keeps it (hook_step::substituted).
+          value_.emplace(Kind::aggregate::failed_hook_output(error));
+          ++produced_;
+          produced_by(&hook);
+          return hook_step::substituted;
+        } else {
+          throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+        }
       case FailurePolicy::propagate:
         break;
     }
     if (events) report_hook_end(hook, outcome, error);
     std::rethrow_exception(error);
+  }
+  // Whether a failure of `hook` fails the dispatch (Propagate; FailClosed unless the aggregate
+  // substitutes an output for it), as opposed to leaving an output out or in its place.
+  static bool failure_fails_dispatch(const entry& hook) noexcept {
+    if (hook.on_failure == FailurePolicy::fail_open) return false;
+    if constexpr (substitutes) return hook.on_failure != FailurePolicy::fail_closed;
+    return true;
   }
   // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
   // how fail-open goes wrong.
@@ -1124,6 +1160,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     switch (conclude_hook(*current_, std::move(error))) {
       case hook_step::skipped:
         return run_hooks();
+      case hook_step::substituted:  // (value_ holds the output made of the failure)
+        return continue_after(take_output());
       default:
         if constexpr (!is_void) value_ = std::move(output);
         return continue_after(take_output());
@@ -1254,8 +1292,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   [[no_unique_address]] value_holder<result>
       value_;  // `last` of fold slots, else the newest output
-  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value>
+  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<collected>, no_value>
       outputs_;
+  // What produced value_, for an attributed aggregate (null: the default).
+  [[no_unique_address]] std::conditional_t<attributed, const entry*, no_value> producer_;
   [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
       output_;
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
