@@ -638,13 +638,21 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
     if constexpr (attributed) {
-      if (producer_)
-        outputs_.push_back({std::move(*value_), producer_->id(), producer_->record->name});
-      else outputs_.push_back({std::move(*value_), HookId{}, std::string{}});
+      outputs_.emplace_back(attribute{*value_, producer_});
     } else if constexpr (Kind::has_aggregate) {
       outputs_.push_back(std::move(*value_));
     }
   }
+  // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
+  struct attribute {
+    result& value;
+    const entry* producer;
+    operator Attributed<result>() const {
+      if (!producer) return {std::move(value), HookId{}, std::string()};
+      const std::string& name = producer->record->name;
+      return {std::move(value), producer->id(), name.empty() ? std::string() : name};
+    }
+  };
   // Who produced the newest output (null: the default), for an attributed aggregate.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
     if constexpr (attributed) producer_ = hook;
