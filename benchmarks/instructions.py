@@ -131,7 +131,7 @@ def print_table(results, compilers):
         print("| " + " | ".join(cells) + " |")
 
 
-SCENARIO_ORDER = ["fold", "fallback", "chain", "aggregate", "singleton", "coro", "observed",
+SCENARIO_ORDER = ["fold", "fallback", "chain", "aggregate", "verdict", "singleton", "coro", "observed",
                   "asio_await"]
 
 
@@ -168,6 +168,12 @@ def targets(r):
         if h8 is not None and p8 is not None:
             out.append((f"{scenario}, 8 hooks: <= 1.10x the hand-written loop", h8, 1.10 * p8,
                         h8 <= 1.10 * p8))
+    # Verdicts: a VerdictSlot (attributed contributions) against an Aggregate slot joining the
+    # same verdicts from a std::vector<Verdict>.
+    v8, va8 = get("verdict", "hookset", 8), get("verdict", "aggregate", 8)
+    if v8 is not None and va8 is not None:
+        out.append(("verdict slot, 8 hooks: <= the Aggregate slot of the same verdicts", v8, va8,
+                    v8 <= va8))
     c8, hc8 = get("coro", "hookset", 8), get("coro", "handcoro", 8)
     if c8 is not None and hc8 is not None:
         out.append(("coroutine hooks, 8: <= 1.0x the hand-written coroutine loop", c8, hc8,

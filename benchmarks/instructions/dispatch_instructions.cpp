@@ -12,6 +12,7 @@
 #include "../support/mini_task.hpp"
 #include "../support/signal_peers.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -387,6 +388,39 @@ void keyed_unkeyed(std::int64_t n, std::int64_t k) {
   });
 }
 
+// ---- verdicts: a VerdictSlot against a plain Aggregate slot joining the same verdicts ---------
+
+hookset::Verdict<> verdict_of(std::string_view s) noexcept {
+  return {s.size() > 1000 ? hookset::Permission::deny : hookset::Permission::allow, {}};
+}
+struct VerdictSlot : hookset::VerdictSlot<hookset::Verdict<>(std::string_view), hookset::Always> {
+  static hookset::Verdict<> default_impl(std::string_view s) noexcept { return verdict_of(s); }
+};
+struct JoinPlain {
+  hookset::Permission operator()(std::vector<hookset::Verdict<>> verdicts) const noexcept {
+    hookset::Permission joined = hookset::Permission::allow;
+    for (const auto& v : verdicts) joined = std::max(joined, v.decision);
+    return joined;
+  }
+};
+struct PlainVerdicts
+    : hookset::Slot<hookset::Verdict<>(std::string_view), hookset::Always,
+                    hookset::Aggregate<JoinPlain>, hookset::Output<hookset::Permission>> {
+  static hookset::Verdict<> default_impl(std::string_view s) noexcept { return verdict_of(s); }
+};
+void verdict_hookset(std::int64_t n, std::int64_t k) {
+  const auto set = set_of<VerdictSlot>(n, verdict_of);
+  repeat(k, [&](std::string_view s) {
+    return static_cast<int>(hookset::sync_wait(set.call<VerdictSlot>(s)).decision);
+  });
+}
+void verdict_aggregate(std::int64_t n, std::int64_t k) {
+  const auto set = set_of<PlainVerdicts>(n, verdict_of);
+  repeat(k, [&](std::string_view s) {
+    return static_cast<int>(hookset::sync_wait(set.call<PlainVerdicts>(s)));
+  });
+}
+
 // ---- the table of scenarios -------------------------------------------------------------------
 
 struct scenario {
@@ -414,6 +448,8 @@ const scenario scenarios[] = {
     {"aggregate", "hookset", all_counts,
      [](std::int64_t n, std::int64_t k) { hookset_sync<AggregateSlot>(n, k, value_hook); }},
     {"aggregate", "stdfunction", all_counts, aggregate_stdfunction},
+    {"verdict", "hookset", {0, 8}, verdict_hookset},
+    {"verdict", "aggregate", {0, 8}, verdict_aggregate},
     {"singleton",
      "hookset",
      {0, 1},

@@ -8,6 +8,7 @@
 #include <hookset/errors.hpp>
 #include <hookset/executor.hpp>
 #include <hookset/format.hpp>
+#include <hookset/guard.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>
 #include <hookset/hook_set.hpp>

@@ -322,6 +322,38 @@ struct slot_rules {
                     "see Aggregator, Result (R) and Produced (R, or T with Output<T>)");
     }
   };
+  // A verdict aggregate (guard.hpp's JoinVerdicts<D, L>) needs a whole lattice L, and joins
+  // Verdict<D>s into Verdicts<D>.
+  template <class Aggregator>
+  struct verdict_lattice_complete_for {
+    static constexpr bool holds = [] {
+      if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
+      else return Aggregator::lattice_complete;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: JoinVerdicts<D, L>: the lattice L (by default "
+                    "hookset::verdict_lattice<D>: specialise it for your decision type D) needs "
+                    "`static constexpr D bottom`, `static constexpr D failed` and "
+                    "`static constexpr D join(D, D)`; see Aggregator");
+    }
+  };
+  template <class Aggregator, class Result, class Produced>
+  struct verdict_shape_for {
+    static constexpr bool holds = [] {
+      if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
+      else
+        return std::is_same_v<Result, typename Aggregator::verdict_type> &&
+               std::is_same_v<Produced, typename Aggregator::verdicts_type>;
+    }();
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: Aggregate<JoinVerdicts<D>> needs hooks returning "
+                    "hookset::Verdict<D> and Output<hookset::Verdicts<D>>: declare the slot as "
+                    "hookset::VerdictSlot<hookset::Verdict<D>(Args...), Mode>; see Aggregator, "
+                    "Result (R) and Produced");
+    }
+  };
   template <class Finalizer, class Result, class Produced>
   struct finalize_shape_for {
     static constexpr bool holds = [] {
@@ -351,6 +383,9 @@ struct slot_rules {
 
   using aggregate_shape =
       aggregate_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
+  using verdict_lattice_complete = verdict_lattice_complete_for<typename opts::aggregate>;
+  using verdict_shape =
+      verdict_shape_for<typename opts::aggregate, result, typename opts::kind::output>;
   using finalize_shape =
       finalize_shape_for<typename opts::finalize, result, typename opts::kind::output>;
 
@@ -372,7 +407,8 @@ struct slot_rules {
     else
       return check_rules<default_declared, default_shape,
                          builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                         aggregate_shape, finalize_shape, values_renderable>();
+                         verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
+                         values_renderable>();
   }
   static constexpr bool holds = [] {
     if constexpr (!options_hold)
@@ -380,7 +416,8 @@ struct slot_rules {
     else
       return all_hold<default_declared, default_shape,
                       builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                      aggregate_shape, finalize_shape, values_renderable>();
+                      verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
+                      values_renderable>();
   }();
 };
 

@@ -7,13 +7,16 @@
 //    failure policy), one constexpr object per slot.
 // The rules a slot must follow are in diagnostics.hpp.
 
+#include <exception>
 #include <optional>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/list.hpp>
 
+#include <hookset/attributed.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
@@ -307,8 +310,17 @@ struct companion_calls {
   using output = typename Kind::output;
   template <class C>
   static constexpr call_kind chain_kind = call_kind_of<Flow, C&, const result&>();
+  // An aggregate takes std::vector<R>, or - when it cannot - std::vector<Attributed<R>>: each
+  // output with the registration that produced it.
   template <class A>
-  static constexpr call_kind aggregate_kind = call_kind_of<output, A&, std::vector<result>&&>();
+  static constexpr bool aggregate_attributed =
+      call_kind_of<output, A&, std::vector<result>&&>() ==
+      call_kind::invalid&& call_kind_of<output, A&, std::vector<Attributed<result>>&&>() !=
+      call_kind::invalid;
+  template <class A>
+  static constexpr call_kind aggregate_kind =
+      aggregate_attributed<A> ? call_kind_of<output, A&, std::vector<Attributed<result>>&&>()
+                              : call_kind_of<output, A&, std::vector<result>&&>();
   template <class F>
   static constexpr call_kind finalize_kind = call_kind_of<output, F&, result&&>();
   // The call shape of the companion of role Role: each role's is its own.
@@ -319,6 +331,24 @@ struct companion_calls {
     else return finalize_kind<C>;
   }
 };
+
+// What a dispatch of kind Kind collects for its aggregate: R, or Attributed<R> (above).
+template <class Kind>
+inline constexpr bool collects_attributed = [] {
+  if constexpr (!Kind::has_aggregate) return false;
+  else return companion_calls<Kind>::template aggregate_attributed<typename Kind::aggregate>;
+}();
+
+// Whether the aggregate companion of Kind turns a hook's failure under FailClosed into an
+// output of the hook, `static R failed_hook_output(const std::exception_ptr&)`, instead of the
+// dispatch failing with HookFailed.
+template <class Kind>
+inline constexpr bool substitutes_failures = [] {
+  if constexpr (!Kind::has_aggregate) return false;
+  else return requires(const std::exception_ptr& error) {
+      { Kind::aggregate::failed_hook_output(error) } -> std::convertible_to<typename Kind::result>;
+    };
+}();
 
 // The role companion type C plays in slots of kind Kind (C: one of Kind::companions).
 template <class Kind, class C>

@@ -156,8 +156,11 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
           hook.record->timeout &&
           (slot.own_limit.expired() ||
            std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
-      if (conclude_hook(hook, std::move(slot.error), own_limit) == hook_step::produced) {
-        if constexpr (!is_void) value_ = std::move(*slot.value);
+      const hook_step step = conclude_hook(hook, std::move(slot.error), own_limit);
+      if (step != hook_step::skipped) {
+        // (substituted: value_ holds the output its aggregate made of the failure)
+        if constexpr (!is_void)
+          if (step == hook_step::produced) value_ = std::move(*slot.value);
         if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
       }
     } catch (...) {
@@ -192,15 +195,16 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
     }
     // A failure that fails the dispatch (Propagate, FailClosed) is acted on when it happens,
     // not at its turn: every hook still running, registered before it or after, is asked to
-    // stop at once. (FailOpen failures wait for their turn: they only leave an output out.
+    // stop at once. (FailOpen failures wait for their turn: they only leave an output out; so
+    // do FailClosed ones whose aggregate puts an output in their place, failed_hook_output.
     // Once a first-success chain has its answer, the hooks it stopped fail as they may.)
     if (!failure && !(flags_ & broke)) {
       if (const std::size_t failed = state->failed(); failed != failures_seen) {
         failures_seen = failed;
         for (std::size_t i = take; i < start && !failure; ++i) {
           const concurrent_slot<result>& slot = state->slots[i - first];
-          if (hooks_[i].on_failure != FailurePolicy::fail_open && state->is_done(i - first) &&
-              slot.error && !slot.concluded)
+          if (failure_fails_dispatch(hooks_[i]) && state->is_done(i - first) && slot.error &&
+              !slot.concluded)
             conclude(i);
         }
       }

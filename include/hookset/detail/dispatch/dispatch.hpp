@@ -150,6 +150,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // the driver may run their quiet hooks back to back.
   static constexpr bool quiet_hooks_back_to_back =
       !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
+  // An aggregate that takes each output with the registration that produced it (producer_).
+  static constexpr bool attributed = collects_attributed<Kind>;
+  // An aggregate that turns a FailClosed hook's failure into an output of that hook.
+  static constexpr bool substitutes = substitutes_failures<Kind>;
+  using collected = std::conditional_t<attributed, Attributed<result>, result>;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -636,9 +641,28 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
                                         dispatch* self) {
     co_return self->default_outcome(co_await std::move(default_output));
   }
-  // Moves the newest output into the aggregate's list; nothing for other slots.
+  // Moves the newest output into the aggregate's list (attributed: with its producer);
+  // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
-    if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
+    if constexpr (attributed) {
+      outputs_.emplace_back(attribute{*value_, producer_});
+    } else if constexpr (Kind::has_aggregate) {
+      outputs_.push_back(std::move(*value_));
+    }
+  }
+  // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
+  struct attribute {
+    result& value;
+    const entry* producer;
+    operator Attributed<result>() const {
+      if (!producer) return {std::move(value), HookId{}, std::string()};
+      const std::string& name = producer->record->name;
+      return {std::move(value), producer->id(), name.empty() ? std::string() : name};
+    }
+  };
+  // Who produced the newest output (null: the default), for an attributed aggregate.
+  HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
+    if constexpr (attributed) producer_ = hook;
   }
   HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
@@ -700,6 +724,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       suspend_into(pending_kind::output, then);
       return false;
     } else {
+      produced_by(nullptr);
       if (default_sync_) [[likely]] {
         if constexpr (is_void) call_with_args(default_sync_, nullptr);
         else value_ = call_with_args(default_sync_, nullptr);
@@ -755,7 +780,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       else return local;
     }
   }();
-  enum class hook_step : unsigned char { produced, skipped, suspended };
+  // (substituted: the hook failed and its aggregate made value_ its output instead.)
+  enum class hook_step : unsigned char { produced, substituted, skipped, suspended };
 
   // Every hook plain, nobody watching, no options: the leanest loop the kind has.
   HOOKSET_ALWAYS_INLINE bool start_all_plain() {
@@ -793,38 +819,41 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return default_sync || !(Kind::is_always || list.hooks.empty());
   }
   // The default, then each plain hook of `list` on the previous output, with `args`.
+  // (Index sequences as parameters, not lambdas: GCC may leave a lambda's loop out of line.)
   HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
                                                  typename Kind::default_sync_fn default_sync,
                                                  std::tuple<bound_t<A>...>& args) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      const entry* hook = list.hooks.data();
-      const entry* const end = hook + list.hooks.size();
-      const bool has_last = Kind::is_always || hook == end;
-      return fold_hooks(hook, end,
-                        has_last
-                            ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
-                            : result{},
-                        has_last, args);
-    }
-    (indices{});
+    return plain_fold(list, default_sync, args, indices{});
+  }
+  template <std::size_t... I>
+  HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
+                                                 typename Kind::default_sync_fn default_sync,
+                                                 std::tuple<bound_t<A>...>& args,
+                                                 std::index_sequence<I...> each) {
+    const entry* hook = list.hooks.data();
+    const entry* const end = hook + list.hooks.size();
+    const bool has_last = Kind::is_always || hook == end;
+    return fold_hooks(hook, end,
+                      has_last
+                          ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
+                          : result{},
+                      has_last, args, each);
   }
   // The fold loop one writes by hand: each plain hook from `hook` to `end` on the previous
   // output, `last` in registers from hook to hook. `hook` is left at the hook that threw, when
   // one does (the caller's count of hooks run).
   // (A template: `result` is void in kinds that never call it.)
-  template <class Last>
+  template <class Last, std::size_t... I>
   HOOKSET_ALWAYS_INLINE static Last fold_hooks(const entry*& hook, const entry* const end,
                                                Last last, bool has_last,
-                                               std::tuple<bound_t<A>...>& args) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      for (; hook != end; ++hook) {
-        last = sync_call_of<Kind>(*hook)(
-            hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
-        has_last = true;
-      }
-      return last;
+                                               std::tuple<bound_t<A>...>& args,
+                                               std::index_sequence<I...>) {
+    for (; hook != end; ++hook) {
+      last = sync_call_of<Kind>(*hook)(
+          hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
+      has_last = true;
     }
-    (indices{});
+    return last;
   }
   HOOKSET_NOINLINE bool run_plain_chain() {
     if (!default_sync_) [[unlikely]]
@@ -907,7 +936,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       const entry* hook = hooks + first;
       try {
         const bool has_last = value_.has_value();
-        value_ = fold_hooks(hook, hooks + end, has_last ? *value_ : result{}, has_last, args_);
+        value_ = fold_hooks(hook, hooks + end, has_last ? *value_ : result{}, has_last, args_,
+                            indices{});
       } catch (...) {
         next_ = static_cast<std::size_t>(hook - hooks) + 1;
         throw;
@@ -949,6 +979,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             if constexpr (!counts_at_end) ++produced_;
           }
           if constexpr (!counts_at_end) {
+            produced_by(&hook);
             const next after = take_output();
             if (after != next::more) return after;
           }
@@ -1106,6 +1137,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   hook_step hook_succeeded(const entry& hook) {
     ++produced_;
+    produced_by(&hook);
     // (A pipeline hook's end is reported with its decision, when the decision is taken.)
     if constexpr (!Kind::is_pipeline)
       if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
@@ -1121,12 +1153,28 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         return hook_step::skipped;
       case FailurePolicy::fail_closed:
         if (events) report_hook_end(hook, outcome, error);
-        throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+        if constexpr (substitutes) {
+          // The aggregate counts the failure as the hook's output (a verdict slot: the
+          // lattice's failed verdict); the caller keeps it (hook_step::substituted).
+          value_.emplace(Kind::aggregate::failed_hook_output(error));
+          ++produced_;
+          produced_by(&hook);
+          return hook_step::substituted;
+        } else {
+          throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+        }
       case FailurePolicy::propagate:
         break;
     }
     if (events) report_hook_end(hook, outcome, error);
     std::rethrow_exception(error);
+  }
+  // Whether a failure of `hook` fails the dispatch (Propagate; FailClosed unless the aggregate
+  // substitutes an output for it), as opposed to leaving an output out or in its place.
+  static bool failure_fails_dispatch(const entry& hook) noexcept {
+    if (hook.on_failure == FailurePolicy::fail_open) return false;
+    if constexpr (substitutes) return hook.on_failure != FailurePolicy::fail_closed;
+    return true;
   }
   // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
   // how fail-open goes wrong.
@@ -1146,6 +1194,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     switch (conclude_hook(*current_, std::move(error))) {
       case hook_step::skipped:
         return run_hooks();
+      case hook_step::substituted:  // (value_ holds the output made of the failure)
+        return continue_after(take_output());
       default:
         if constexpr (!is_void) value_ = std::move(output);
         return continue_after(take_output());
@@ -1276,8 +1326,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   [[no_unique_address]] value_holder<result>
       value_;  // `last` of fold slots, else the newest output
-  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<result>, no_value>
+  [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<collected>, no_value>
       outputs_;
+  // What produced value_, for an attributed aggregate (null: the default).
+  [[no_unique_address]] std::conditional_t<attributed, const entry*, no_value> producer_;
   [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
       output_;
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;

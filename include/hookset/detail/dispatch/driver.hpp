@@ -41,6 +41,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
                 awaiting_hook = false;
                 do {
                   ++self->produced_;
+                  self->produced_by(self->current_);
                   self->collect();
                   if (self->next_ == self->count_ || !self->hooks_[self->next_].quiet) break;
                   const entry& hook = self->hooks_[self->next_++];
