@@ -113,7 +113,7 @@ TEST_CASE("a deny beats an allow in either registration order") {
   }
 }
 
-TEST_CASE("an ask beats an allow and loses to a deny; allows alone allow") {
+TEST_CASE("an ask beats an allow and loses to a deny, allows alone allow") {
   Set set;
   set.add<Check>(says(Permission::allow, "a"));
   CHECK(hookset::sync_wait(set.call<Check>(1)).decision == Permission::allow);
@@ -284,7 +284,7 @@ TEST_CASE(
   CHECK(out.value->contributions[1].value.reason == "crashed");
 }
 
-TEST_CASE("FailOpen skips a failed verdict hook (with a warning); Propagate fails the dispatch") {
+TEST_CASE("FailOpen skips a failed verdict hook (with a warning), Propagate fails the dispatch") {
   Set set;
   test_support::RecordingObserver recorder;
   set.set_observer(&recorder);
@@ -334,7 +334,7 @@ TEST_CASE("a user lattice of four levels: join, and its own failed verdict") {
   CHECK(v.decided_by()->value.reason == "scanner down");
 }
 
-TEST_CASE("an aggregate may take attributed outputs; plain aggregates are as they were") {
+TEST_CASE("an aggregate may take attributed outputs, plain aggregates are as they were") {
   Set set;
   set.add<Labelled>([](int x) { return x + 1; }, {.name = "plus"});
   set.add<Labelled>([](int x) { return x * 2; }, {.name = "times"});
