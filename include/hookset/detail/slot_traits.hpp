@@ -342,12 +342,16 @@ inline constexpr bool collects_attributed = [] {
 // Whether the aggregate companion of Kind turns a hook's failure under FailClosed into an
 // output of the hook, `static R failed_hook_output(const std::exception_ptr&)`, instead of the
 // dispatch failing with HookFailed.
+// (A concept, not a requires-expression inside the lambda: Clang 16 does not take that as a
+// constant expression.)
+template <class Aggregator, class Result>
+concept substitutes_failure_with = requires(const std::exception_ptr& error) {
+  { Aggregator::failed_hook_output(error) } -> std::convertible_to<Result>;
+};
 template <class Kind>
 inline constexpr bool substitutes_failures = [] {
   if constexpr (!Kind::has_aggregate) return false;
-  else return requires(const std::exception_ptr& error) {
-      { Kind::aggregate::failed_hook_output(error) } -> std::convertible_to<typename Kind::result>;
-    };
+  else return substitutes_failure_with<typename Kind::aggregate, typename Kind::result>;
 }();
 
 // The role companion type C plays in slots of kind Kind (C: one of Kind::companions).
