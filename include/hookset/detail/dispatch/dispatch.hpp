@@ -175,6 +175,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       128;  // owner_kept_ holds what the hook lists belong to
 
  public:
+  // What its hooks return, and its slot's Aggregate companion (void: none) - for the
+  // combinators that run a dispatch (a tripwire: <hookset/tripwire.hpp>).
+  using hook_result_type = result;
+  using aggregate_type = typename Kind::aggregate;
+
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
   // scoped one around it (await_context.hpp).
   using runs_code_in_await_ready = void;
@@ -245,6 +250,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & keeps_owner) owner_kept_.destroy();
     owner_kept_.emplace(std::move(owner));
     flags_ |= keeps_owner;
+    return std::move(*this);
+  }
+
+  // Reports each output to `watch` as it is made (a tripwire's guard dispatch); only for slots
+  // whose aggregate takes attributed outputs (verdict slots). `watch` outlives the dispatch.
+  dispatch&& watch_outputs(output_watch<result>& watch) && {
+    static_assert(attributed,
+                  "hookset: only a slot whose Aggregate takes attributed outputs "
+                  "(a verdict slot) reports its outputs as they are made");
+    context().watch(&watch);
     return std::move(*this);
   }
 
@@ -645,6 +660,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
     if constexpr (attributed) {
+      if (output_watch<result>* watch = watched()) [[unlikely]]
+        watch->seen(producer_, &*value_);
       outputs_.emplace_back(attribute{*value_, producer_});
     } else if constexpr (Kind::has_aggregate) {
       outputs_.push_back(std::move(*value_));
@@ -660,6 +677,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return {std::move(value), producer->id(), name.empty() ? std::string() : name};
     }
   };
+  // The output watch of a watched dispatch (null: none).
+  output_watch<result>* watched() const noexcept {
+    if (!(flags_ & has_context)) return nullptr;
+    return static_cast<output_watch<result>*>(context_->watch());
+  }
   // Who produced the newest output (null: the default), for an attributed aggregate.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
     if constexpr (attributed) producer_ = hook;
