@@ -172,10 +172,10 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
     }
   };
   // A watched dispatch (a tripwire's guards) shows each hook's outcome to its watch when the
-  // hook finishes, not at its turn: an output as it is (or, under FailClosed, the output its
-  // aggregate makes of a failure), a failure that fails the dispatch as none. (The outputs
-  // are shown again when taken, in order: a watch is idempotent.) Once the dispatch is
-  // stopped, what its hooks do no longer counts.
+  // hook finishes, not at its turn: an output as it is, or under FailClosed the output its
+  // aggregate makes of a failure (a failure that fails the dispatch is shown once concluded,
+  // by conclude). Outputs are shown again when taken, in order: a watch is idempotent. Once
+  // the dispatch is stopped, what its hooks do no longer counts.
   auto show_finished = [&] {
     if constexpr (attributed) {
       output_watch<result>* watch = watched();
@@ -191,19 +191,17 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
              std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
         if (!slot.error && !own_limit) {
           watch->seen(&hook, &*slot.value);
-        } else if (hook.on_failure == FailurePolicy::fail_open) {
-          continue;
-        } else if (substitutes && hook.on_failure == FailurePolicy::fail_closed) {
-          if constexpr (substitutes) {
+        } else if constexpr (substitutes) {
+          if (hook.on_failure == FailurePolicy::fail_closed) {
             const result failed = Kind::aggregate::failed_hook_output(
                 slot.error ? slot.error
                            : std::make_exception_ptr(DispatchTimeout(
                                  std::string(slot_->name), hook.id(), hook.record->name, true)));
             watch->seen(&hook, &failed);
           }
-        } else {
-          watch->seen(&hook, nullptr);
         }
+        // (A failure that fails the dispatch is shown once concluded, just below: stopping the
+        // dispatch first would make it a cancellation.)
       }
     }
   };
