@@ -36,6 +36,7 @@
 
 #include <hookset/attributed.hpp>
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/executor.hpp>
 #include <hookset/coro/launched.hpp>
 #include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
@@ -110,10 +111,11 @@ class Admission {
 
 namespace detail {
 
-struct request_stop_on {
-  hookset::stop_source* target;
-  void operator()() const noexcept { target->request_stop(); }
-};
+// Awaits `awaitable` where it is (a dispatch run under a context that refers to it).
+template <class R, class Awaitable>
+Task<R> await_in_place(Awaitable& awaitable) {
+  co_return co_await std::move(awaitable);
+}
 
 // What a tripwire's guards, its work and the tripwire itself share: the stop sources of the
 // guards and of the work, the trip, and the admission. The guards' dispatch reports each
@@ -121,7 +123,7 @@ struct request_stop_on {
 template <class D, class L>
 class tripwire_state final : public output_watch<Verdict<D>> {
  public:
-  hookset::stop_source guards_stop;
+  hookset::stop_source guards_stop{hookset::nostopstate};  // the guards' dispatch's own
   hookset::stop_source work_stop;
   hookset::stop_token work_token = work_stop.get_token();
   Admission admission;
@@ -221,14 +223,21 @@ concept verdict_dispatch = requires {
 template <class GuardDispatch, class Work, class D, class L>
 Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch guards, Work work,
                                                                   hookset::stop_token stop,
+                                                                  Executor* executor,
                                                                   bool guards_first) {
   using T = typename work_traits<Work>::result;
   tripwire_state<D, L> state;
   const await_context* parent = co_await current_await_context();
 
-  // What stops everything: the tripwire's own token, and the stop token of whatever awaits it
-  // (a hook's, a dispatch's). The guards' own token (given to their dispatch) stops the guards.
-  std::optional<stop_callback<request_stop_on>> from_own, from_parent, from_guards_token;
+  // The guards' dispatch runs under a context in this frame (no allocation), whose stop source
+  // stops it (a stop token given to the dispatch itself stops the guards alone, as for any
+  // dispatch). Everything stops with the tripwire's own token, and with the stop token of
+  // whatever awaits it (a hook's, a dispatch's).
+  dispatch_context guards_context{CallOptions{}};
+  GuardDispatch guards_dispatch(std::move(guards));  // (after its context: goes first)
+  guards_dispatch.run_under(guards_context);
+  guards_dispatch.watch_outputs(state);
+  state.guards_stop = guards_context.source();
   struct stop_everything {
     tripwire_state<D, L>* state;
     void operator()() const noexcept { state->stop_all(); }
@@ -237,17 +246,13 @@ Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch 
   if (stop.stop_possible()) everything_own.emplace(stop, stop_everything{&state});
   if (const hookset::stop_token* token = parent ? parent->nearest_stop() : nullptr)
     if (token->stop_possible()) everything_parent.emplace(*token, stop_everything{&state});
-  CallOptions& guard_options = guards.options();
-  if (guard_options.stop_token.stop_possible())
-    from_guards_token.emplace(guard_options.stop_token, request_stop_on{&state.guards_stop});
-  guard_options.stop_token = state.guards_stop.get_token();
 
   // The guards run under the awaiting coroutine's context (its executor), the work under a link
   // with its own stop token.
-  const await_context work_link{parent, nullptr, &state.work_token, nullptr};
+  const await_context work_link{parent, nullptr, &state.work_token, executor};
   launched<Verdicts<D>> guards_run;
   launched<T> work_run;
-  launch(guards_run, as_task<Verdicts<D>>(std::move(guards).watch_outputs(state)), parent);
+  launch(guards_run, await_in_place<Verdicts<D>>(guards_dispatch), parent);
   if (guards_first) co_await guards_run.finished();
   if (!state.stopped())
     launch(work_run, work_traits<Work>::start(work, state.admission), &work_link);
@@ -259,7 +264,6 @@ Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch 
 
   everything_own.reset();
   everything_parent.reset();
-  from_guards_token.reset();
   Guarded<T, D> outcome;
   if (auto& trip = state.trip()) {
     outcome.verdicts.decision = trip->value.decision;
@@ -296,6 +300,12 @@ class Tripwire {
     stop_ = std::move(token);
     return std::move(*this);
   }
+  // The executor the work runs under (an asio::awaitable work's: a hookset::asio
+  // executor_binding); default: the awaiting coroutine's. (The guards' is their dispatch's.)
+  Tripwire&& on(Executor& executor) && {
+    executor_ = &executor;
+    return std::move(*this);
+  }
 
   // The guarded run (a lazy Task): `work` is an awaitable of T, or a callable taking
   // hookset::Admission& and returning one.
@@ -306,12 +316,13 @@ class Tripwire {
     using decision = decltype(join::verdicts_type::decision);
     return detail::run_tripwire<GuardDispatch, std::remove_cvref_t<Work>, decision,
                                 typename join::lattice>(
-        std::move(guards_), std::forward<Work>(work), std::move(stop_), guards_first_);
+        std::move(guards_), std::forward<Work>(work), std::move(stop_), executor_, guards_first_);
   }
 
  private:
   GuardDispatch guards_;
   hookset::stop_token stop_{};
+  Executor* executor_ = nullptr;
   bool guards_first_ = false;
 };
 

@@ -88,7 +88,7 @@ struct GuardPlan {
 
 // What the guards and the work did, for the checks.
 struct Record {
-  std::atomic<int> settled{0};          // guards that returned or threw
+  std::atomic<int> settled{0};  // guards that returned or threw
   std::atomic<int> settled_at_admit{-1};
   std::atomic<bool> committed{false};
   std::atomic<bool> admitted_answer{false};
@@ -129,7 +129,9 @@ TEST_CASE("random schedules keep every tripwire rule") {
       plan.sync = below(3) == 0;
       plan.ends = below(5) == 0 ? Ends::throws : Ends::says;
       const int verdict = below(6);  // allow most of the time
-      plan.says = verdict < 4 ? Permission::allow : verdict == 4 ? Permission::ask : Permission::deny;
+      plan.says = verdict < 4    ? Permission::allow
+                  : verdict == 4 ? Permission::ask
+                                 : Permission::deny;
       const int policy = below(3);
       plan.on_failure = policy == 0   ? hookset::FailurePolicy::fail_closed
                         : policy == 1 ? hookset::FailurePolicy::fail_open

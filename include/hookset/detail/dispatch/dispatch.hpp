@@ -255,12 +255,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Reports each output to `watch` as it is made (a tripwire's guard dispatch); only for slots
   // whose aggregate takes attributed outputs (verdict slots). `watch` outlives the dispatch.
-  dispatch&& watch_outputs(output_watch<result>& watch) && {
+  void watch_outputs(output_watch<result>& watch) & {
     static_assert(attributed,
                   "hookset: only a slot whose Aggregate takes attributed outputs "
                   "(a verdict slot) reports its outputs as they are made");
     context().watch(&watch);
-    return std::move(*this);
   }
 
   // The options given so far (creating empty ones), for adapters that add their own.
