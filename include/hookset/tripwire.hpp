@@ -310,13 +310,17 @@ class Tripwire {
   // The guarded run (a lazy Task): `work` is an awaitable of T, or a callable taking
   // hookset::Admission& and returning one.
   template <class Work>
-  requires detail::guarded_work<Work>
   auto around(Work&& work) && {
-    using join = typename GuardDispatch::aggregate_type;  // JoinVerdicts<D, L>
-    using decision = decltype(join::verdicts_type::decision);
-    return detail::run_tripwire<GuardDispatch, std::remove_cvref_t<Work>, decision,
-                                typename join::lattice>(
-        std::move(guards_), std::forward<Work>(work), std::move(stop_), executor_, guards_first_);
+    static_assert(detail::guarded_work<Work>,
+                  "hookset: a tripwire's work is an awaitable (a hookset::Task<T>, ...), or a "
+                  "callable taking hookset::Admission& and returning one");
+    if constexpr (detail::verdict_dispatch<GuardDispatch> && detail::guarded_work<Work>) {
+      using join = typename GuardDispatch::aggregate_type;  // JoinVerdicts<D, L>
+      using decision = decltype(join::verdicts_type::decision);
+      return detail::run_tripwire<GuardDispatch, std::remove_cvref_t<Work>, decision,
+                                  typename join::lattice>(
+          std::move(guards_), std::forward<Work>(work), std::move(stop_), executor_, guards_first_);
+    } else return 0;  // (tripwire() has said why)
   }
 
  private:
