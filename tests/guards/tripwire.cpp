@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -327,4 +328,38 @@ TEST_CASE("work of no result, and a guard dispatch with options of its own") {
   REQUIRE(out.done);
   REQUIRE(out.error);
   CHECK_THROWS_AS(std::rethrow_exception(out.error), hookset::DispatchCancelled);
+}
+
+namespace {
+struct Step : hookset::Slot<int(int), hookset::Always> {
+  static int default_impl(int x) { return x; }
+};
+using StepSet = hookset::HookSet<Step>;
+}  // namespace
+
+TEST_CASE("a dispatch with options of its own inside the work is stopped by a trip") {
+  // The work awaits a dispatch given its own timeout (its hooks see that dispatch's stop token
+  // first): the trip's stop still reaches its hook, through the work's token.
+  StepSet steps;
+  std::vector<std::string> log;
+  steps.add<Step>([&log](int x, std::optional<int>) -> Task<int> {
+    until_stopped waiter{co_await hookset::current_stop_token()};
+    co_await waiter;
+    log.push_back("step stopped");
+    co_return x;
+  });
+  auto work = [&]() -> Task<int> {
+    auto step = steps.call<Step>(1).with_timeout(std::chrono::hours(1));
+    co_return co_await std::move(step);
+  };
+  Set set;
+  ManualEvent deny_event;
+  set.add<Watch>(guard_after(deny_event, Permission::deny, "stop"));
+  Outcome<Guarded<int>> out;
+  detach(hookset::tripwire(set.call<Watch>(1)).around(work()), out);
+  CHECK(log.empty());
+  deny_event.fire();
+  REQUIRE(out.done);
+  CHECK(log == std::vector<std::string>{"step stopped"});
+  CHECK(out.value->tripped());
 }

@@ -133,6 +133,11 @@ class dispatch_context {
     token_ = source_.get_token();
     if (options_.stop_token.stop_possible())
       from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
+    // The stop token of whatever awaits the dispatch (a hook, a Task run under a tripwire) stops
+    // it too: the dispatch's own token, which its hooks see first, must not hide it.
+    if (const hookset::stop_token* enclosing = awaiting ? awaiting->nearest_stop() : nullptr)
+      if (enclosing->stop_possible() && !(*enclosing == options_.stop_token))
+        from_awaiting_.emplace(*enclosing, stop_forwarder{&source_});
     link_ = await_context{awaiting, nullptr, &token_, executor_};
     if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
     check(slot, nullptr);
@@ -217,6 +222,7 @@ class dispatch_context {
   hookset::stop_source source_;
   hookset::stop_token token_;
   std::optional<hookset::stop_callback<stop_forwarder>> from_caller_;
+  std::optional<hookset::stop_callback<stop_forwarder>> from_awaiting_;
   await_context link_;
   expiry_timer deadline_timer_;
 
