@@ -661,7 +661,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched()) [[unlikely]]
         watch->seen(producer_, &*value_);
-      outputs_.emplace_back(attribute{*value_, producer_});
+      if constexpr (std::is_default_constructible_v<result> &&
+                    std::is_nothrow_move_assignable_v<result>) {
+        // Made empty in place, then filled: no Attributed is moved (a conversion to one is,
+        // by Clang, and costs each element twice its construction).
+        Attributed<result>& element = outputs_.emplace_back();
+        element.value = std::move(*value_);
+        if (producer_) {
+          element.hook = producer_->id();
+          if (const std::string& name = producer_->record->name; !name.empty()) element.name = name;
+        }
+      } else {
+        outputs_.emplace_back(attribute{*value_, producer_});
+      }
     } else if constexpr (Kind::has_aggregate) {
       outputs_.push_back(std::move(*value_));
     }
