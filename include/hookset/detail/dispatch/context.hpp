@@ -133,12 +133,18 @@ class dispatch_context {
     token_ = source_.get_token();
     if (options_.stop_token.stop_possible())
       from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
-    // The stop token of whatever awaits the dispatch (a hook, a Task run under a tripwire) stops
-    // it too: the dispatch's own token, which its hooks see first, must not hide it.
-    if (const hookset::stop_token* enclosing = awaiting ? awaiting->nearest_stop() : nullptr)
-      if (enclosing->stop_possible() && !(*enclosing == options_.stop_token))
-        from_awaiting_.emplace(*enclosing, stop_forwarder{&source_});
     link_ = await_context{awaiting, nullptr, &token_, executor_};
+    // The hooks see the dispatch's token first: it must not hide the stop token of whatever
+    // awaits the dispatch (a hook of another, a tripwire's work), which they would see without
+    // it. They get a token that either stops; the enclosing one does not cancel the dispatch.
+    if (const hookset::stop_token* enclosing = awaiting ? awaiting->nearest_stop() : nullptr)
+      if (enclosing->stop_possible() && !(*enclosing == options_.stop_token)) {
+        hooks_stop_.emplace();
+        hooks_token_ = hooks_stop_->get_token();
+        hooks_from_dispatch_.emplace(token_, stop_forwarder{&*hooks_stop_});
+        hooks_from_enclosing_.emplace(*enclosing, stop_forwarder{&*hooks_stop_});
+        link_.stop = &hooks_token_;
+      }
     if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
     check(slot, nullptr);
   }
@@ -185,7 +191,7 @@ class dispatch_context {
     hook_running_ = true;
     hook_source_ = hookset::stop_source();
     hook_token_ = hook_source_.get_token();
-    hook_from_dispatch_.emplace(token_, stop_forwarder{&hook_source_});
+    hook_from_dispatch_.emplace(*link_.stop, stop_forwarder{&hook_source_});
     hook_link_ = await_context{link_.parent, nullptr, &hook_token_, executor_};
     hook_started_ = clock::now();
     hook_limit_ = *hook.record->timeout;
@@ -222,7 +228,11 @@ class dispatch_context {
   hookset::stop_source source_;
   hookset::stop_token token_;
   std::optional<hookset::stop_callback<stop_forwarder>> from_caller_;
-  std::optional<hookset::stop_callback<stop_forwarder>> from_awaiting_;
+  // (Only under an enclosing stop token: what the hooks see.)
+  std::optional<hookset::stop_source> hooks_stop_;
+  hookset::stop_token hooks_token_;
+  std::optional<hookset::stop_callback<stop_forwarder>> hooks_from_dispatch_;
+  std::optional<hookset::stop_callback<stop_forwarder>> hooks_from_enclosing_;
   await_context link_;
   expiry_timer deadline_timer_;
 
