@@ -535,18 +535,17 @@ class HookSet {
     } else {
       using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
       using target = typename holding::target;
-      if constexpr (!detail::hook_shape_ok<S, target>) {
-        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
-            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
-        return {};
+      if constexpr (!detail::hook_fits<S, target>()) {
+        return {};  // reported by hook_fits
       } else {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
         using calls =
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry =
-            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
-                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
+        auto entry = detail::make_entry(
+            object, std::move(owner), std::forward<Options>(options),
+            detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
+            detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry), std::move(key_selector));
         return id;
