@@ -542,10 +542,10 @@ class HookSet {
         auto owner = holding::hold(std::forward<Hook>(hook), object);
         using calls =
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry = detail::make_entry(
-            object, std::move(owner), std::forward<Options>(options),
-            detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
-            detail::is_validator<std::remove_const_t<target>>);
+        auto entry =
+            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
+                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
+                               detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry), std::move(key_selector));
         return id;

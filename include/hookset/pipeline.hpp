@@ -32,6 +32,18 @@
 // (as a Fallback slot's default). Once hooks are registered and all of them pass, the dispatch
 // ends in Pass: "run normally", on the input as finally rewritten (result.passed(),
 // result.input). A pass or rewrite from the default ends the dispatch the same way.
+//
+// Phases: mutate, then validate. A hook registered as a validator runs after every other
+// (mutating) hook of the slot, whatever the registration order, on the final input:
+//
+//   set.add<CheckToolCall>(hookset::validator([](const ToolCall& call) -> hookset::Validation {
+//     return call.path.starts_with("/etc") ? hookset::reject("outside the workspace")
+//                                          : hookset::Validation(hookset::pass());
+//   }));
+//
+// It takes the input as const& and returns a Validation - pass() or reject(reason), nothing
+// that rewrites (a compile error otherwise). The validators run in their own order (priority,
+// named order, registration); the first reject ends the dispatch (decided_by names it).
 
 #include <concepts>
 #include <optional>
@@ -109,7 +121,7 @@ class Validator {
   decltype(auto) operator()(const A&... args) const { return fn_(args...); }
 
  private:
-  F fn_;
+  [[no_unique_address]] F fn_;  // (a captureless fn: an empty Validator, stored nowhere)
 };
 
 template <class F>

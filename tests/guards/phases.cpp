@@ -67,10 +67,11 @@ auto inspect(std::string tag) {
 }
 // A validator noting its turn, rejecting with `reason`.
 auto refuse(std::string tag, std::string reason) {
-  return hookset::validator([tag, reason](const ToolCall&, const Workspace&) -> hookset::Validation {
-    test_support::note(tag);
-    return hookset::reject(reason);
-  });
+  return hookset::validator(
+      [tag, reason](const ToolCall&, const Workspace&) -> hookset::Validation {
+        test_support::note(tag);
+        return hookset::reject(reason);
+      });
 }
 
 }  // namespace
@@ -115,8 +116,7 @@ TEST_CASE("validators see one and the same input - none sees another one's chang
     set.add<RunTool>(hookset::validator([&seen](const ToolCall& call, const Workspace& where) {
       seen.push_back(&call);
       CHECK(&where == &workspace);  // passed through as the caller's own object
-      return call.args == "x" ? hookset::Validation(hookset::pass())
-                              : hookset::reject("changed");
+      return call.args == "x" ? hookset::Validation(hookset::pass()) : hookset::reject("changed");
     }));
   set.add<RunTool>([](const ToolCall& call, const Workspace&) -> Decision {
     return hookset::rewrite(ToolCall{call.tool, "x"});
@@ -199,8 +199,8 @@ TEST_CASE("priorities and named order arrange the validators among themselves") 
   auto& log = test_support::fresh_log();
   Set set;
   set.add<RunTool>(refuse("late", "second"), {.name = "late", .priority = hookset::Priority{5}});
-  const hookset::HookId early =
-      set.add<RunTool>(refuse("early", "first"), {.name = "early", .priority = hookset::Priority{-5}});
+  const hookset::HookId early = set.add<RunTool>(
+      refuse("early", "first"), {.name = "early", .priority = hookset::Priority{-5}});
   set.add<RunTool>(append("m"), {.name = "mutator", .priority = hookset::Priority{100}});
   Result result = run(set);
   CHECK(result.decided_by == early);
@@ -209,8 +209,8 @@ TEST_CASE("priorities and named order arrange the validators among themselves") 
 
   // Named order within the phase; across phases a name can only agree with it.
   log.clear();
-  set.add<RunTool>(refuse("named", "third"), {.name = "named", .before = {"early"},
-                                              .after = {"mutator"}});
+  set.add<RunTool>(refuse("named", "third"),
+                   {.name = "named", .before = {"early"}, .after = {"mutator"}});
   result = run(set);
   CHECK(result.reason() == "third");
   CHECK(log == test_support::Log{"m saw ''", "named"});
@@ -218,7 +218,7 @@ TEST_CASE("priorities and named order arrange the validators among themselves") 
                   hookset::OrderingError);
   CHECK_THROWS_AS(set.add<RunTool>(append("y"), {.name = "y", .after = {"early"}}),
                   hookset::OrderingError);
-  CHECK(set.count<RunTool>() == 4);  // the set unchanged by either
+  CHECK(set.count<RunTool>() == 4);                                  // the set unchanged by either
   set.add<RunTool>(append("z"), {.name = "z", .before = {"late"}});  // agrees: allowed
   CHECK(set.count<RunTool>() == 5);
 }
@@ -238,8 +238,8 @@ TEST_CASE("observers see each validator's decision - pass or reject") {
   set.add<RunTool>(inspect("v1"), {.name = "inspect", .priority = hookset::Priority{-1}});
   set.add<RunTool>(append("a"), {.name = "normalise"});
   CHECK(run(set).rejected());
-  CHECK(audit.lines ==
-        std::vector<std::string>{"normalise: rewrite", "inspect: pass", "deny: reject - not allowed"});
+  CHECK(audit.lines == std::vector<std::string>{"normalise: rewrite", "inspect: pass",
+                                                "deny: reject - not allowed"});
 }
 
 TEST_CASE("extend and remove keep the phases") {
@@ -268,8 +268,8 @@ TEST_CASE("Pipeline + Fallback - validators are hooks - all pass is Pass - FailO
     return hookset::pass();
   }));
   set.add<Admit>(hookset::validator([](const std::string&) -> hookset::Validation {
-    throw std::runtime_error("checker down");
-  }),
+                   throw std::runtime_error("checker down");
+                 }),
                  {.on_failure = hookset::FailOpen});
   const auto admitted = hookset::sync_wait(set.call<Admit>("x"));
   CHECK(admitted.passed());

@@ -520,8 +520,7 @@ struct validator_calls<F, mp::mp_list<A...>> {
       call_kind_of<Validation, const F&, arg_ref_t<A>...>() != call_kind::invalid ||
       call_kind_of<Validation, const F&, arg_ref_t<A>..., hookset::stop_token>() !=
           call_kind::invalid;
-  static constexpr bool callable =
-      invocable<const F&> || invocable<const F&, hookset::stop_token>;
+  static constexpr bool callable = invocable<const F&> || invocable<const F&, hookset::stop_token>;
   static constexpr bool callable_with_mutable_input =
       std::is_invocable_v<const F&, std::remove_cvref_t<A>&...> ||
       std::is_invocable_v<const F&, std::remove_cvref_t<A>&..., hookset::stop_token>;

@@ -227,8 +227,7 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
                                               HookOptions&& options, FailurePolicy slot_policy,
                                               hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async,
-                                              bool validates = false) {
+                                              hook_entry::erased_fn async, bool validates = false) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
@@ -252,8 +251,7 @@ HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<cons
 HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
                                               Priority priority, FailurePolicy slot_policy,
                                               hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async,
-                                              bool validates = false) {
+                                              hook_entry::erased_fn async, bool validates = false) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = priority.value;
