@@ -527,7 +527,9 @@ struct validator_calls<F, mp::mp_list<A...>> {
   static constexpr bool callable_as_mutable = invocable<F&> || invocable<F&, hookset::stop_token>;
 };
 
-template <class Slot, class F>
+template <class Slot, class F,
+          class ExpectedCall =
+              typename validator_calls<F, typename kind_of<Slot>::parameters>::expected_call>
 constexpr bool validator_fits() {
   using kind = kind_of<Slot>;
   if constexpr (!kind::is_pipeline) {
@@ -538,28 +540,27 @@ constexpr bool validator_fits() {
     return false;
   } else {
     using calls = validator_calls<F, typename kind::parameters>;
-    using ExpectedCall = typename calls::expected_call;
     if constexpr (calls::fits) {
       return true;
     } else if constexpr (calls::callable) {
-      static_assert(sizeof(ExpectedCall) == 0,
+      static_assert(sizeof(Slot) == 0,
                     "hookset: a validator can only pass or reject: return hookset::Validation "
                     "(hookset::pass() or hookset::reject(reason)) or a Task / awaitable of it, "
                     "not a decision that may rewrite the input (see ExpectedCall)");
       return false;
     } else if constexpr (calls::callable_with_mutable_input) {
-      static_assert(sizeof(ExpectedCall) == 0,
+      static_assert(sizeof(Slot) == 0,
                     "hookset: a validator sees the final input and cannot change it: take the "
                     "input (and the passed-through parameters) by const reference or by value, "
                     "not by non-const reference (see ExpectedCall)");
       return false;
     } else if constexpr (calls::callable_as_mutable) {
-      static_assert(sizeof(ExpectedCall) == 0,
+      static_assert(sizeof(Slot) == 0,
                     "hookset: a validator's callable is called as const: make its call "
                     "operator const, or register hookset::validator(std::ref(fn))");
       return false;
     } else {
-      static_assert(sizeof(ExpectedCall) == 0,
+      static_assert(sizeof(Slot) == 0,
                     "hookset: a validator is called as ExpectedCall: with the slot's input "
                     "and passed-through parameters as const references, a trailing "
                     "std::stop_token parameter allowed");
