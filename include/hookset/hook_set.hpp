@@ -645,10 +645,16 @@ class HookSet {
     } else {
       using misshapen =
           mp::mp_remove_if_q<implemented, mp::mp_bind_back<detail::hook_shape_ok_t, target>>;
+      using validating =
+          mp::mp_copy_if_q<implemented, mp::mp_bind_back<detail::returns_validation_for, target>>;
       if constexpr (!mp::mp_empty<misshapen>::value) {
         using S = mp::mp_front<misshapen>;
         [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
             S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target, S>();
+        return {};
+      } else if constexpr (!mp::mp_empty<validating>::value) {
+        [[maybe_unused]] constexpr bool reported =
+            detail::report_unwrapped_validator<mp::mp_front<validating>>();
         return {};
       } else {
         void* raw = nullptr;

@@ -41,7 +41,14 @@ struct Admit : hookset::Slot<int(std::string), hookset::Pipeline, hookset::Fallb
     return hookset::reject("no policy");
   }
 };
-using Set = hookset::HookSet<RunTool, Admit>;
+// Keyed by the tool's name: each key's hooks keep the phases.
+struct RunKeyed
+    : hookset::Slot<std::string(std::string, std::string), hookset::Pipeline, hookset::Keyed> {
+  static std::string default_impl(const std::string& args, const std::string& tool) {
+    return tool + " " + args;
+  }
+};
+using Set = hookset::HookSet<RunTool, Admit, RunKeyed>;
 using Decision = hookset::decision_t<RunTool>;
 using Result = hookset::pipeline_result_t<RunTool>;
 
@@ -275,4 +282,30 @@ TEST_CASE("Pipeline + Fallback - validators are hooks - all pass is Pass - FailO
   CHECK(admitted.passed());
   CHECK(admitted.input == "x");
   CHECK(hookset::sync_wait(set.call<Admit>("")).reason() == "empty");
+}
+
+TEST_CASE("keyed pipelines - each key's hooks keep the phases") {
+  Set set;
+  std::vector<std::string> seen;
+  set.add<RunKeyed>(hookset::any_key,
+                    hookset::validator([&seen](const std::string& args, const std::string&) {
+                      seen.push_back("audit " + args);
+                      return hookset::Validation(hookset::pass());
+                    }));
+  set.add<RunKeyed>(
+      hookset::key("rm"), hookset::validator([](const std::string& args, const std::string&) {
+        return args.find("-rf") != std::string::npos ? hookset::reject("recursive delete")
+                                                     : hookset::Validation(hookset::pass());
+      }));
+  set.add<RunKeyed>(
+      hookset::key("rm"),
+      [](const std::string& args, const std::string&) -> hookset::decision_t<RunKeyed> {
+        return hookset::rewrite("-rf " + args);  // registered last, runs first
+      });
+  const auto rm = hookset::sync_wait(set.call<RunKeyed>(std::string("tmp"), std::string("rm")));
+  CHECK(rm.rejected());
+  CHECK(rm.reason() == "recursive delete");
+  const auto ls = hookset::sync_wait(set.call<RunKeyed>(std::string("tmp"), std::string("ls")));
+  CHECK(ls.output() == "ls tmp");
+  CHECK(seen == std::vector<std::string>{"audit -rf tmp", "audit tmp"});
 }

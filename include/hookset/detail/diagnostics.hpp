@@ -591,6 +591,21 @@ struct returns_validation<Target, mp::mp_list<A...>> {
   }();
 };
 
+template <class Slot>
+constexpr bool report_unwrapped_validator() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: this hook returns hookset::Validation: register it as "
+                "hookset::validator(hook), so that it runs after every mutating hook, on the "
+                "final input (an add_hooks object cannot register validators: use add<Slot>)");
+  return false;
+}
+// For add_hooks: whether object(S{}, args...) returns a Validation, for a pipeline slot S.
+template <class S, class Target>
+using returns_validation_for = mp::mp_bool<
+    kind_of<S>::is_pipeline &&
+    returns_validation<Target,
+                       mp::mp_push_front<typename hook_ingredients<kind_of<S>>::args, S>>::value>;
+
 // Whether a hook registered with add<Slot> fits the slot (Target: the stored hook, as it is
 // called); otherwise reports why.
 template <class Slot, class Target>
@@ -601,11 +616,7 @@ constexpr bool hook_fits() {
     return validator_fits<Slot, typename validated_callable<hook>::type>();
   } else if constexpr (kind::is_pipeline &&
                        returns_validation<Target, typename hook_ingredients<kind>::args>::value) {
-    static_assert(sizeof(Slot) == 0,
-                  "hookset: this hook returns hookset::Validation: register it as "
-                  "hookset::validator(hook), so that it runs after every mutating hook, on the "
-                  "final input");
-    return false;
+    return report_unwrapped_validator<Slot>();
   } else if constexpr (!hook_shape_ok<Slot, Target>) {
     return report_hook_shape<Slot, typename hook_calls<kind>::expected_call, Target>();
   } else {
