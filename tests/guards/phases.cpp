@@ -6,7 +6,7 @@
 #include "hookset_catch.hpp"
 #include "test_support.hpp"
 
-#include <memory>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -278,7 +278,17 @@ TEST_CASE("Pipeline + Fallback - validators are hooks - all pass is Pass - FailO
                    throw std::runtime_error("checker down");
                  }),
                  {.on_failure = hookset::FailOpen});
+  // A borrowed validator with state of its own, called as it is (not const).
+  struct Counter {
+    int calls = 0;
+    hookset::Validation operator()(const std::string&) {
+      ++calls;
+      return hookset::pass();
+    }
+  } counter;
+  set.add<Admit>(hookset::validator(std::ref(counter)));
   const auto admitted = hookset::sync_wait(set.call<Admit>("x"));
+  CHECK(counter.calls == 1);
   CHECK(admitted.passed());
   CHECK(admitted.input == "x");
   CHECK(hookset::sync_wait(set.call<Admit>("")).reason() == "empty");

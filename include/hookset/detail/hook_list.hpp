@@ -114,7 +114,9 @@ struct configured_companions {
 // name, as a member of the list), its hooks and its interceptors.
 struct hook_list : configured_companions {
   mutable std::atomic<std::size_t> refs{1};
-  std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
+  // In dispatch order: phase (a pipeline's validators last), priority and named order, then
+  // registration.
+  std::vector<hook_entry> hooks;
   // When some registration names others (before/after): the hooks in priority and registration
   // order alone, what the named order is worked out from again at every change. Empty
   // otherwise (then `hooks` is that order).
