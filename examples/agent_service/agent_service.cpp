@@ -16,9 +16,10 @@
 // slot): a deny beats an allow whichever answers first, and a guard that fails denies
 // (FailClosed) - http_get to a blocklisted host is refused by the URL reputation guard. Then
 // CheckTool, a pipeline slot keyed by the tool's name: an audit hook for every key, a hook for
-// the keys matching "fs_*" normalising the path (a rewrite the answer shows), and per-tool gates
-// on exact keys (shell refused, fs_write refused outside the workspace, http_get for https only);
-// when every hook passes, the slot's default runs the tool. While it runs, WatchTool's guards
+// the keys matching "fs_*" normalising the path (a rewrite the answer shows), per-tool gates on
+// exact keys (shell refused, http_get for https only), and a validator that sees the call after
+// every rewrite, whatever the order they were registered in (fs_write refused outside the
+// workspace: mutate, then validate); when every hook passes, the slot's default runs the tool. While it runs, WatchTool's guards
 // watch it (a tripwire): the first that objects stops the tool at once - a crawl of more than
 // 10 pages is stopped in the middle by the crawl-budget guard - and what the tool's result
 // would change (a crawl's saved pages) is changed only once every guard has allowed.
@@ -597,6 +598,18 @@ bool inside_workspace(std::string_view path) {
 }
 
 void add_policies(ServiceHooks& hooks, Metrics& metrics) {
+  // Validators (hookset::validator) check the call as the mutating hooks below leave it, whatever
+  // the order they are registered in: they can only pass or refuse it, never rewrite it. Here
+  // fs_write's path is a normalised string by then (fs-normalise-path, a mutator, ran first).
+  hooks.add<CheckTool>(
+      hookset::key("fs_write"),
+      hookset::validator([](const ToolCall& call, std::string_view) -> hookset::Validation {
+        const std::string_view path = call.args.at("path").get_string();
+        if (inside_workspace(path)) return hookset::pass();
+        return hookset::reject("fs_write outside the workspace (" +
+                               std::string(workspace_root) + "): " + std::string(path));
+      }),
+      {.name = "fs-write-workspace-only"});
   // Every call (any key), first: counted per tool.
   hooks.add<CheckTool>(
       hookset::any_key,
@@ -619,21 +632,12 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
         return hookset::rewrite(std::move(rewritten));
       },
       {.name = "fs-normalise-path", .priority = hookset::Priority{-10}});
-  // Per-tool gates (fs_write's path is a normalised string by then: the fs_* hook ran first).
+  // Per-tool gates.
   hooks.add<CheckTool>(hookset::key("shell"),
                        [](const ToolCall&, std::string_view) -> hookset::decision_t<CheckTool> {
                          return hookset::reject("shell is disabled by policy");
                        },
                        {.name = "shell-disabled"});
-  hooks.add<CheckTool>(
-      hookset::key("fs_write"),
-      [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
-        const std::string_view path = call.args.at("path").get_string();
-        if (inside_workspace(path)) return hookset::pass();
-        return hookset::reject("fs_write outside the workspace (" + std::string(workspace_root) +
-                               "): " + std::string(path));
-      },
-      {.name = "fs-write-workspace-only"});
   hooks.add<CheckTool>(
       hookset::key("http_get"),
       [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {

@@ -535,10 +535,8 @@ class HookSet {
     } else {
       using holding = detail::hook_holding<std::remove_cvref_t<Hook>>;
       using target = typename holding::target;
-      if constexpr (!detail::hook_shape_ok<S, target>) {
-        [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
-            S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target>();
-        return {};
+      if constexpr (!detail::hook_fits<S, target>()) {
+        return {};  // reported by hook_fits
       } else {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
@@ -546,7 +544,8 @@ class HookSet {
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
         auto entry =
             detail::make_entry(object, std::move(owner), std::forward<Options>(options),
-                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async());
+                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
+                               detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         insert_hook<S>(std::move(entry), std::move(key_selector));
         return id;
@@ -646,10 +645,16 @@ class HookSet {
     } else {
       using misshapen =
           mp::mp_remove_if_q<implemented, mp::mp_bind_back<detail::hook_shape_ok_t, target>>;
+      using validating =
+          mp::mp_copy_if_q<implemented, mp::mp_bind_back<detail::returns_validation_for, target>>;
       if constexpr (!mp::mp_empty<misshapen>::value) {
         using S = mp::mp_front<misshapen>;
         [[maybe_unused]] constexpr bool reported = detail::report_hook_shape<
             S, typename detail::hook_calls<detail::kind_of<S>>::expected_call, target, S>();
+        return {};
+      } else if constexpr (!mp::mp_empty<validating>::value) {
+        [[maybe_unused]] constexpr bool reported =
+            detail::report_unwrapped_validator<mp::mp_front<validating>>();
         return {};
       } else {
         void* raw = nullptr;

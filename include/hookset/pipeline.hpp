@@ -32,8 +32,21 @@
 // (as a Fallback slot's default). Once hooks are registered and all of them pass, the dispatch
 // ends in Pass: "run normally", on the input as finally rewritten (result.passed(),
 // result.input). A pass or rewrite from the default ends the dispatch the same way.
+//
+// Phases: mutate, then validate. A hook registered as a validator runs after every other
+// (mutating) hook of the slot, whatever the registration order, on the final input:
+//
+//   set.add<CheckToolCall>(hookset::validator([](const ToolCall& call) -> hookset::Validation {
+//     return call.path.starts_with("/etc") ? hookset::reject("outside the workspace")
+//                                          : hookset::Validation(hookset::pass());
+//   }));
+//
+// It takes the input as const& and returns a Validation - pass() or reject(reason), nothing
+// that rewrites (a compile error otherwise). The validators run in their own order (priority,
+// named order, registration); the first reject ends the dispatch (decided_by names it).
 
 #include <concepts>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -72,6 +85,63 @@ Complete<std::decay_t<Output>> complete(Output&& output) {
 }
 inline Reject reject(std::string reason) { return {std::move(reason)}; }
 
+template <class Input, class Output, class... Custom>
+class Decision;
+
+// What a validator returns: pass or reject, nothing else - it cannot rewrite the input, nor
+// complete the dispatch.
+class Validation {
+ public:
+  Validation(Pass) noexcept {}
+  Validation(Reject rejected) : rejection_(std::move(rejected)) {}
+
+  bool passes() const noexcept { return !rejection_; }
+  bool rejects() const noexcept { return rejection_.has_value(); }
+  // The reason, when rejected (std::bad_optional_access otherwise).
+  const std::string& reason() const { return rejection_.value().reason; }
+
+ private:
+  template <class, class, class...>
+  friend class Decision;
+  std::optional<Reject> rejection_;
+};
+
+// A validating hook of a pipeline slot: set.add<S>(hookset::validator(fn), options). It runs
+// after every mutating hook of the slot, on the final input: fn(const Input&, const
+// PassThrough&...) returns a Validation (or a Task / awaitable of one).
+template <class F>
+class Validator {
+ public:
+  Validator() = default;
+  explicit Validator(F fn) : fn_(std::move(fn)) {}
+
+  // Everything const: the validator sees the input, it cannot change it.
+  template <class... A>
+  requires std::invocable<const F&, const A&...>
+  decltype(auto) operator()(const A&... args) const { return fn_(args...); }
+
+ private:
+  [[no_unique_address]] F fn_;  // (a captureless fn: an empty Validator, stored nowhere)
+};
+
+template <class F>
+Validator<std::decay_t<F>> validator(F&& fn) {
+  return Validator<std::decay_t<F>>(std::forward<F>(fn));
+}
+
+namespace detail {
+template <class T>
+inline constexpr bool is_validator = false;
+template <class F>
+inline constexpr bool is_validator<Validator<F>> = true;
+template <class T>
+struct validated_callable;
+template <class F>
+struct validated_callable<Validator<F>> {
+  using type = F;
+};
+}  // namespace detail
+
 // What a hook of a pipeline slot returns (hookset::decision_t<S> names it for slot S).
 template <class Input, class Output, class... Custom>
 class Decision {
@@ -89,6 +159,10 @@ class Decision {
       : value_(std::in_place_type<Complete<Output>>,
                Complete<Output>{Output(std::move(completed.output))}) {}
   Decision(Reject rejected) : value_(std::move(rejected)) {}
+  // A validator's answer (see Validator): pass or reject.
+  Decision(Validation validated) {
+    if (validated.rejection_) value_.template emplace<Reject>(std::move(*validated.rejection_));
+  }
   template <class C>
   requires(std::is_same_v<std::decay_t<C>, Custom> || ...) Decision(C&& custom)
       : value_(std::forward<C>(custom)) {}

@@ -41,10 +41,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # Raised 2026-11-27 to hook_set.hpp +17,900 and hookset.hpp +18,680 (measured +17,865 and
 # +18,644), merging those with the one hook loop (run_stretch), the Asio at-once path for chain
 # slots and the lean interceptor/sync_wait paths of the same day (~35 lines), no new include.
+# Raised 2026-11-27 to hook_set.hpp +18,100 and hookset.hpp +18,880 (measured +18,077 and
+# +18,856): pipeline phases (hookset::validator, Validation, the phase in the hooks' order and
+# the validators' diagnostics, add_hooks' included, ~210 lines), no new include (<optional> is
+# in the baseline).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=17900"
-  "hookset/hookset.hpp=18680")
+  "hookset/hook_set.hpp=18100"
+  "hookset/hookset.hpp=18880")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

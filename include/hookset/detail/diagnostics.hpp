@@ -17,6 +17,7 @@
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/format.hpp>
+#include <hookset/pipeline.hpp>
 
 namespace hookset::detail {
 
@@ -503,6 +504,124 @@ constexpr bool report_hook_shape() {
                   "callable as ExpectedCall (a trailing std::stop_token parameter is allowed)");
   }
   return false;
+}
+
+// A pipeline's validator (hookset::validator(fn), pipeline.hpp): fn is called with the slot's
+// arguments as hooks get them - const Input&, const PassThrough&... - a trailing stop token
+// allowed, and returns what converts to Validation (pass or reject), directly or awaited.
+template <class F, class Args>
+struct validator_calls;
+template <class F, class... A>
+struct validator_calls<F, mp::mp_list<A...>> {
+  using expected_call = Validation(arg_ref_t<A>...);
+  template <class Target, class... Extra>
+  static constexpr bool invocable = std::is_invocable_v<Target, arg_ref_t<A>..., Extra...>;
+  static constexpr bool fits =
+      call_kind_of<Validation, const F&, arg_ref_t<A>...>() != call_kind::invalid ||
+      call_kind_of<Validation, const F&, arg_ref_t<A>..., hookset::stop_token>() !=
+          call_kind::invalid;
+  static constexpr bool callable = invocable<const F&> || invocable<const F&, hookset::stop_token>;
+  static constexpr bool callable_with_mutable_input =
+      std::is_invocable_v<const F&, std::remove_cvref_t<A>&...> ||
+      std::is_invocable_v<const F&, std::remove_cvref_t<A>&..., hookset::stop_token>;
+  static constexpr bool callable_as_mutable = invocable<F&> || invocable<F&, hookset::stop_token>;
+};
+
+template <class Slot, class F,
+          class ExpectedCall =
+              typename validator_calls<F, typename kind_of<Slot>::parameters>::expected_call>
+constexpr bool validator_fits() {
+  using kind = kind_of<Slot>;
+  if constexpr (!kind::is_pipeline) {
+    static_assert(sizeof(Slot) == 0,
+                  "hookset: hookset::validator(fn) registers a validating hook, which only a "
+                  "Pipeline slot has (it runs after the mutating hooks, on the final input): "
+                  "register fn itself on this slot");
+    return false;
+  } else {
+    using calls = validator_calls<F, typename kind::parameters>;
+    if constexpr (calls::fits) {
+      return true;
+    } else if constexpr (calls::callable) {
+      static_assert(sizeof(Slot) == 0,
+                    "hookset: a validator can only pass or reject: return hookset::Validation "
+                    "(hookset::pass() or hookset::reject(reason)) or a Task / awaitable of it, "
+                    "not a decision that may rewrite the input (see ExpectedCall)");
+      return false;
+    } else if constexpr (calls::callable_with_mutable_input) {
+      static_assert(sizeof(Slot) == 0,
+                    "hookset: a validator sees the final input and cannot change it: take the "
+                    "input (and the passed-through parameters) by const reference or by value, "
+                    "not by non-const reference (see ExpectedCall)");
+      return false;
+    } else if constexpr (calls::callable_as_mutable) {
+      static_assert(sizeof(Slot) == 0,
+                    "hookset: a validator's callable is called as const: make its call "
+                    "operator const, or register hookset::validator(std::ref(fn))");
+      return false;
+    } else {
+      static_assert(sizeof(Slot) == 0,
+                    "hookset: a validator is called as ExpectedCall: with the slot's input "
+                    "and passed-through parameters as const references, a trailing "
+                    "std::stop_token parameter allowed");
+      return false;
+    }
+  }
+}
+
+// Whether calling Target with the slot's arguments yields a Validation (or an awaitable of one):
+// a validator registered without hookset::validator.
+template <class Res>
+constexpr bool is_validation_result() {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Res>, Validation>) return true;
+  else if constexpr (is_awaitable_v<Res>)
+    return std::is_same_v<std::remove_cvref_t<await_result_t<Res>>, Validation>;
+  else return false;
+}
+template <class Target, class Args>
+struct returns_validation;
+template <class Target, class... A>
+struct returns_validation<Target, mp::mp_list<A...>> {
+  static constexpr bool value = [] {
+    if constexpr (std::is_invocable_v<Target&, A...>)
+      return is_validation_result<std::invoke_result_t<Target&, A...>>();
+    else if constexpr (std::is_invocable_v<Target&, A..., hookset::stop_token>)
+      return is_validation_result<std::invoke_result_t<Target&, A..., hookset::stop_token>>();
+    else return false;
+  }();
+};
+
+template <class Slot>
+constexpr bool report_unwrapped_validator() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: this hook returns hookset::Validation: register it as "
+                "hookset::validator(hook), so that it runs after every mutating hook, on the "
+                "final input (an add_hooks object cannot register validators: use add<Slot>)");
+  return false;
+}
+// For add_hooks: whether object(S{}, args...) returns a Validation, for a pipeline slot S.
+template <class S, class Target>
+using returns_validation_for = mp::mp_bool<
+    kind_of<S>::is_pipeline &&
+    returns_validation<Target,
+                       mp::mp_push_front<typename hook_ingredients<kind_of<S>>::args, S>>::value>;
+
+// Whether a hook registered with add<Slot> fits the slot (Target: the stored hook, as it is
+// called); otherwise reports why.
+template <class Slot, class Target>
+constexpr bool hook_fits() {
+  using kind = kind_of<Slot>;
+  using hook = std::remove_const_t<Target>;
+  if constexpr (is_validator<hook>) {
+    return validator_fits<Slot, typename validated_callable<hook>::type>();
+  } else if constexpr (kind::is_pipeline &&
+                       returns_validation<Target, typename hook_ingredients<kind>::args>::value) {
+    return report_unwrapped_validator<Slot>();
+  } else if constexpr (!hook_shape_ok<Slot, Target>) {
+    return report_hook_shape<Slot, typename hook_calls<kind>::expected_call, Target>();
+  } else {
+    return true;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

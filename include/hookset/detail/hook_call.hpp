@@ -162,6 +162,8 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
 struct hook_record {
   HookId id;
   int priority = 0;
+  // A pipeline's validating hook (hookset::validator): ordered after every mutating one.
+  bool validates = false;
   std::string name;
   std::optional<std::chrono::nanoseconds> timeout;
   std::vector<std::string> before;
@@ -191,6 +193,7 @@ struct hook_entry {
 
   HookId id() const noexcept { return record->id; }
   int priority() const noexcept { return record->priority; }
+  bool validates() const noexcept { return record->validates; }
 };
 
 template <class Kind>
@@ -224,10 +227,11 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
                                               HookOptions&& options, FailurePolicy slot_policy,
                                               hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async) {
+                                              hook_entry::erased_fn async, bool validates = false) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
+  record->validates = validates;
   record->name = std::move(options.name);
   record->timeout = options.timeout;
   record->before = std::move(options.before);
@@ -247,10 +251,11 @@ HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<cons
 HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
                                               Priority priority, FailurePolicy slot_policy,
                                               hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async) {
+                                              hook_entry::erased_fn async, bool validates = false) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = priority.value;
+  record->validates = validates;
   record->owner = std::move(owner);
 
   hook_entry entry;

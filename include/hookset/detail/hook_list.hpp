@@ -114,7 +114,9 @@ struct configured_companions {
 // name, as a member of the list), its hooks and its interceptors.
 struct hook_list : configured_companions {
   mutable std::atomic<std::size_t> refs{1};
-  std::vector<hook_entry> hooks;  // in dispatch order: priority and named order, then registration
+  // In dispatch order: phase (a pipeline's validators last), priority and named order, then
+  // registration.
+  std::vector<hook_entry> hooks;
   // When some registration names others (before/after): the hooks in priority and registration
   // order alone, what the named order is worked out from again at every change. Empty
   // otherwise (then `hooks` is that order).
@@ -268,14 +270,20 @@ class hook_list_owner {
 
 // ---- order ------------------------------------------------------------------------------------
 
-// Where an entry of `priority` goes: after every entry that runs before or with it.
+// Where `entry` goes: after every entry that runs before or with it. A pipeline's validators
+// run after all of its mutating hooks (their phase comes before their priority).
 inline std::vector<hook_entry>::iterator insertion_point(std::vector<hook_entry>& entries,
-                                                         int priority) {
-  // (The first entry of a higher priority; a binary search: entries are sorted by priority.)
+                                                         const hook_entry& entry) {
+  // (The first entry of a later phase or higher priority; a binary search: entries are sorted
+  // by phase, then priority.)
+  const bool validates = entry.validates();
+  const int priority = entry.priority();
   std::size_t low = 0, high = entries.size();
   while (low != high) {
     const std::size_t mid = low + (high - low) / 2;
-    if (priority < entries[mid].priority()) high = mid;
+    const hook_entry& other = entries[mid];
+    if (validates != other.validates() ? other.validates() : priority < other.priority())
+      high = mid;
     else low = mid + 1;
   }
   return entries.begin() + static_cast<std::ptrdiff_t>(low);
@@ -304,6 +312,16 @@ inline std::vector<std::size_t> named_order(const std::vector<const hook_record*
     for (std::size_t j = 0; j < n; ++j) {
       if (records[j]->name != name || j == i) continue;
       found = true;
+      if (records[i]->validates != records[j]->validates) {
+        // Phases order these two already (a pipeline's mutating hooks, then its validators): a
+        // constraint that agrees holds, one that contradicts cannot.
+        if (before == records[j]->validates) continue;
+        throw OrderingError(std::string(slot),
+                            "registration '" + records[i]->name + "' asks to run " +
+                                (before ? "before '" : "after '") + name +
+                                "', but a pipeline's validators run after every mutating hook, "
+                                "whatever the named order");
+      }
       const std::size_t from = before ? i : j;
       const std::size_t to = before ? j : i;
       edges[from].push_back(to);
@@ -388,7 +406,7 @@ HOOKSET_NOINLINE inline void insert_hook(hook_list_owner& owner, hook_entry entr
     owner.modify([&](hook_list& list) {
       const hook_record* added = entry.record.get();
       std::vector<hook_entry> base = list.base_order();
-      base.insert(insertion_point(base, entry.priority()), std::move(entry));
+      base.insert(insertion_point(base, entry), std::move(entry));
       list.arrange(std::move(base), slot, added);
     });
   }
@@ -401,7 +419,7 @@ HOOKSET_NOINLINE inline void insert_interceptor(hook_list_owner& owner, hook_ent
   owner.modify([&](hook_list& list) {
     const hook_record* added = entry.record.get();
     std::vector<hook_entry> base = list.interceptors_base;
-    base.insert(insertion_point(base, entry.priority()), std::move(entry));
+    base.insert(insertion_point(base, entry), std::move(entry));
     std::vector<hook_entry> ordered = base;
     apply_named_order(ordered, slot, added);
     list.interceptors_base.swap(base);  // (nothing below throws)
@@ -436,13 +454,13 @@ HOOKSET_NOINLINE inline void extend_list(hook_list_owner& mine, const hook_list_
       std::vector<hook_entry> merged = list.base_order();
       merged.reserve(merged.size() + source->hooks.size());
       for (const hook_entry& entry : source->base_order())
-        merged.insert(insertion_point(merged, entry.priority()), entry);
+        merged.insert(insertion_point(merged, entry), entry);
       list.arrange(std::move(merged), slot, nullptr);
     }
     if (!source->interceptors_base.empty()) {
       std::vector<hook_entry> base = list.interceptors_base;
       for (const hook_entry& entry : source->interceptors_base)
-        base.insert(insertion_point(base, entry.priority()), entry);
+        base.insert(insertion_point(base, entry), entry);
       std::vector<hook_entry> ordered = base;
       apply_named_order(ordered, slot, nullptr);
       list.interceptors_base.swap(base);

@@ -554,7 +554,7 @@ void insert_keyed_hook(hook_list_owner& owner, hook_entry entry,
                    return key_selector<K>::same(selector_of<K>(other), mine);
                  }) != 0;
     }
-    base.insert(insertion_point(base, entry.priority()), std::move(entry));
+    base.insert(insertion_point(base, entry), std::move(entry));
     list.index_keys = &keyed_index<K>::template build<Singleton>;
     list.list_for_key = &keyed_index<K>::template hooks_for_key<KeyArg>;
     list.arrange(std::move(base), slot, added);
