@@ -55,8 +55,8 @@ struct BreakOnNegative {
 struct Gate : hookset::Slot<int(int), hookset::Always, hookset::Chain<BreakOnNegative>> {
   static int default_impl(int x) { return x; }
 };
-struct Lookup : hookset::Slot<MaybeInt(int), hookset::Fallback,
-                              hookset::Chain<hookset::FirstSuccess>> {
+struct Lookup
+    : hookset::Slot<MaybeInt(int), hookset::Fallback, hookset::Chain<hookset::FirstSuccess>> {
   static MaybeInt default_impl(int x) { return -x; }
 };
 struct LookupConcurrently
@@ -71,8 +71,8 @@ struct Tool : hookset::Slot<int(int, std::string_view), hookset::Always, hookset
   static int default_impl(int x, std::string_view) { return x; }
 };
 
-using Set = hookset::HookSet<Sum, OnlyHooks, Text, Described, Gate, Lookup, LookupConcurrently,
-                             Pick, Tool>;
+using Set =
+    hookset::HookSet<Sum, OnlyHooks, Text, Described, Gate, Lookup, LookupConcurrently, Pick, Tool>;
 
 HookOptions named(std::string name) { return HookOptions{.name = std::move(name)}; }
 HookOptions fail_open(std::string name) {
@@ -95,8 +95,7 @@ TEST_CASE("attributed: a fold's result comes from the last hook that ran") {
 
   // Not in registers: the general loop.
   set.add<Text>([](int, std::optional<std::string> last) { return *last + "a"; }, named("a"));
-  const HookId b =
-      set.add<Text>([](int, std::optional<std::string> last) { return *last + "b"; });
+  const HookId b = set.add<Text>([](int, std::optional<std::string> last) { return *last + "b"; });
   const Attributed<std::string> text = hookset::sync_wait(set.call<Text>(0).attributed());
   CHECK(text.value == "dab");
   CHECK(text.hook == b);
@@ -104,8 +103,7 @@ TEST_CASE("attributed: a fold's result comes from the last hook that ran") {
 
   // Finalize: what the finalizer received.
   const HookId f = set.add<Described>(add_to_last(2), named("f"));
-  const Attributed<std::string> described =
-      hookset::sync_wait(set.call<Described>(1).attributed());
+  const Attributed<std::string> described = hookset::sync_wait(set.call<Described>(1).attributed());
   CHECK(described.value == "result 3");
   CHECK(described.hook == f);
 
@@ -187,8 +185,7 @@ TEST_CASE("attributed: coroutine hooks and options given before or after") {
   set.add<Sum>(add_to_last(1), named("sync"));
   const HookId coro = set.add<Sum>(
       [](int, std::optional<int> last) -> Task<int> { co_return *last * 10; }, named("coro"));
-  const Attributed<int> sum =
-      hookset::sync_wait(set.call<Sum>(1).with_timeout(10s).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).with_timeout(10s).attributed());
   CHECK(sum.value == 20);
   CHECK(sum.hook == coro);
   CHECK(sum.name == "coro");
@@ -252,8 +249,8 @@ TEST_CASE("attributed: the name is a copy, valid after the hook is removed") {
   // The producing hook removes itself while the dispatch runs.
   self = set.add<Sum>(
       [&set, &self](int, std::optional<int> last) {
-        set.remove(self);
-        return *last + 1;
+    set.remove(self);
+    return *last + 1;
       },
       named("a name too long for the small string buffer"));
   const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).attributed());
@@ -281,13 +278,12 @@ TEST_CASE("attributed: observed dispatches and keyed slots") {
   CHECK(sum.hook == two);
   set.set_observer(nullptr);
 
-  const HookId read = set.add<Tool>(hookset::key("read"),
-                                    [](int x, std::string_view, std::optional<int> last) {
-                                      return *last + x;
-                                    },
-                                    named("read"));
-  set.add<Tool>(hookset::key("write"),
-                [](int, std::string_view, std::optional<int>) { return 0; }, named("write"));
+  const HookId read = set.add<Tool>(
+      hookset::key("read"),
+      [](int x, std::string_view, std::optional<int> last) { return *last + x; }, named("read"));
+  set.add<Tool>(
+      hookset::key("write"), [](int, std::string_view, std::optional<int>) { return 0; },
+      named("write"));
   const Attributed<int> tool = hookset::sync_wait(set.call<Tool>(2, "read").attributed());
   CHECK(tool.value == 4);
   CHECK(tool.hook == read);

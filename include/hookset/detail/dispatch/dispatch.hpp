@@ -155,6 +155,7 @@ struct delegated_dispatch {
   HookId interceptor;
   std::string name;
 };
+struct no_delegation {};  // (a type of its own: it shares its address with the other members)
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
@@ -299,9 +300,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // This dispatch, its result attributed to the registration that produced it: an awaitable
   // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
   // options above combine with it before or after.
-  auto attributed() &&
-    requires(!attributes_result)
-  {
+  auto attributed() && requires(!attributes_result) {
     if constexpr (is_void) {
       [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
       return ill_formed_slot_dispatch<void>{};
@@ -1459,7 +1458,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] std::conditional_t<tracks_producer, const entry*, no_value> producer_;
   // An attributing dispatch run by its interceptors (start_delegated).
   [[no_unique_address]] std::conditional_t<
-      attributes_result, delegated_dispatch<dispatch<typename plain_kind<Kind>::type>>, no_value>
+      attributes_result, delegated_dispatch<dispatch<typename plain_kind<Kind>::type>>,
+      no_delegation>
       delegation_;
   [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
       output_;
