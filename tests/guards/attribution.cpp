@@ -189,6 +189,15 @@ TEST_CASE("attributed: coroutine hooks and options given before or after") {
   CHECK(sum.value == 20);
   CHECK(sum.hook == coro);
   CHECK(sum.name == "coro");
+  // Without options (the driver runs such hooks back to back), then a plain one after them.
+  const HookId last = set.add<Sum>(add_to_last(5), named("last"));
+  const Attributed<int> plain = hookset::sync_wait(set.call<Sum>(1).attributed());
+  CHECK(plain.value == 25);
+  CHECK(plain.hook == last);
+  set.remove(last);
+  const Attributed<int> coro_last = hookset::sync_wait(set.call<Sum>(1).attributed());
+  CHECK(coro_last.value == 20);
+  CHECK(coro_last.hook == coro);
 
   // A hook that suspends, awaited from a Task, the options given after.
   ManualEvent go;
@@ -265,6 +274,19 @@ TEST_CASE("attributed: the name is a copy, valid after the hook is removed") {
   set.clear();
   CHECK(gate.hook == gone);
   CHECK(gate.name == "gone");
+
+  // A shared set's dispatch keeps its version alive; attributed, too.
+  Set initial;
+  const HookId shared_hook = initial.add<Gate>([](int) { return -2; }, named("shared"));
+  hookset::SharedHookSet<Sum, OnlyHooks, Text, Described, Gate, Lookup, LookupConcurrently, Pick,
+                         Tool>
+      shared(std::move(initial));
+  auto dispatch = shared.call<Gate>(1).attributed();
+  shared.update([](Set& next) { next.clear(); });
+  const Attributed<int> kept = hookset::sync_wait(std::move(dispatch));
+  CHECK(kept.value == -2);
+  CHECK(kept.hook == shared_hook);
+  CHECK(kept.name == "shared");
 }
 
 TEST_CASE("attributed: observed dispatches and keyed slots") {
