@@ -59,6 +59,8 @@ SERVICE_SCENARIOS = {
     "concurrent_timers": ["hookset", "sequential"],
     "observer": ["hookset", "set_dispatch", "set_hooks", "global_dispatch", "global_hooks", "clock_floor",
                  "stdfunction"],
+    "tripwire_trip": ["hookset"],
+    "tripwire_pass": ["hookset", "sequential"],
 }
 SERVICE_TITLES = {
     ("asio_await", "hookset"): "co_await set.call<S>(s)",
@@ -75,6 +77,9 @@ SERVICE_TITLES = {
     ("observer", "global_hooks"): "process-wide observer, + hook events",
     ("observer", "clock_floor"): "no observer, + 2 N steady_clock::now()",
     ("observer", "stdfunction"): "std::function loop (no hookset)",
+    ("tripwire_trip", "hookset"): "a guard's deny to the work stopped (one-thread io_context)",
+    ("tripwire_pass", "hookset"): "tripwire, N allowing guards around work done at once",
+    ("tripwire_pass", "sequential"): "the same guards' dispatch, then the same work",
 }
 NAME_RE = re.compile(r"^(?P<scenario>[a-z0-9_]+)/(?P<impl>[a-z0-9_]+)/(?P<n>\d+)"
                      r"(?:/iterations:\d+)?(?:/(?P<clock>real|manual)_time)?"
@@ -427,6 +432,20 @@ def targets(tree: Tree) -> tuple[list[str], int]:
         out.append(f"- info concurrent_timers N=8: sequential / concurrent = {ratio(seq.ns, conc.ns):.1f}x")
     if not conc and not seq:
         out.append("- n/a  concurrent_timers: not measured (Boost < 1.81, or filtered out)")
+
+    # Tripwires: a trip stops the work within 0.1 ms; passing guards cost at most 1 µs more than
+    # the guards' dispatch and the work one after the other (which max(guards, work) is at most).
+    trip = get("tripwire_trip", "hookset", 1)
+    if trip:
+        out.append(f"- {verdict(trip.ns <= 1e5)} tripwire_trip: a guard's deny to the work stopped, "
+                   f"one-thread io_context: {fmt_time(trip.ns)} (target ≤ 0.1 ms)")
+    guarded, sequential = get("tripwire_pass", "hookset", 4), get("tripwire_pass", "sequential", 4)
+    if guarded and sequential:
+        extra = guarded.ns - sequential.ns
+        out.append(f"- {verdict(extra <= 1e3)} tripwire_pass N=4: tripwire {fmt_time(guarded.ns)} vs the "
+                   f"guards then the work {fmt_time(sequential.ns)}: +{fmt_time(extra)} (target ≤ +1 µs)")
+    if not trip and not guarded:
+        out.append("- n/a  tripwire: not measured (Boost < 1.81, or filtered out)")
 
     # Observers: per-hook events at most double a fold's dispatch; none installed costs nothing.
     none = get("observer", "hookset", 8)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The soak test at full size: tests/soak/soak.cpp with HOOKSET_SOAK_DISPATCHES dispatches
-# (default 1,000,000) on a two-thread io_context, under AddressSanitizer+UBSan (leaks checked)
-# and under ThreadSanitizer, in the gcc-asan and gcc-tsan trees of scripts/test.sh (which runs
-# the same test scaled down on every run).
+# The soak tests at full size, under AddressSanitizer+UBSan (leaks checked) and under
+# ThreadSanitizer, in the gcc-asan and gcc-tsan trees of scripts/test.sh (which runs the same
+# tests scaled down on every run): tests/soak/soak.cpp with HOOKSET_SOAK_DISPATCHES dispatches
+# (default 1,000,000) on a two-thread io_context, and tests/guards/tripwire_random.cpp with
+# HOOKSET_GUARDS_ITERATIONS random tripwire schedules (default 1,000,000).
 #
 #   bash scripts/soak.sh                       # both sanitizers, 1,000,000 dispatches each
 #   HOOKSET_SOAK_DISPATCHES=200000 bash scripts/soak.sh
@@ -17,6 +18,7 @@ source scripts/deps.sh
 hookset_deps
 
 export HOOKSET_SOAK_DISPATCHES=${HOOKSET_SOAK_DISPATCHES:-1000000}
+export HOOKSET_GUARDS_ITERATIONS=${HOOKSET_GUARDS_ITERATIONS:-1000000}
 JOBS=${HOOKSET_JOBS:-2}
 failed=0
 summary=()
@@ -27,7 +29,7 @@ for sanitizer in ${HOOKSET_SOAK_SANITIZERS:-asan tsan}; do
   echo
   echo "================ [$preset] soak, $HOOKSET_SOAK_DISPATCHES dispatches ================"
   if ! cmake --preset "$preset" >/dev/null ||
-     ! cmake --build "build/$preset" -j "$JOBS" --target test_soak_soak; then
+     ! cmake --build "build/$preset" -j "$JOBS" --target test_soak_soak test_guards_tripwire_random; then
     summary+=("[$preset] build FAILED"); failed=1; continue
   fi
   runner=()
@@ -42,6 +44,13 @@ for sanitizer in ${HOOKSET_SOAK_SANITIZERS:-asan tsan}; do
     summary+=("[$preset] soak ok ($((SECONDS - t0)) s)")
   else
     summary+=("[$preset] soak FAILED ($((SECONDS - t0)) s)"); failed=1
+  fi
+  t1=$SECONDS
+  echo "---- [$preset] tripwire schedules, $HOOKSET_GUARDS_ITERATIONS iterations"
+  if "${runner[@]}" "build/$preset/tests/bin/test_guards_tripwire_random" --durations yes; then
+    summary+=("[$preset] tripwire schedules ok ($((SECONDS - t1)) s)")
+  else
+    summary+=("[$preset] tripwire schedules FAILED ($((SECONDS - t1)) s)"); failed=1
   fi
 done
 

@@ -12,16 +12,23 @@
 //                   requests begun are answered with "Connection: close"
 // (HEAD wherever GET is.)
 //
-// A call is first checked by CheckTool, a pipeline slot keyed by the tool's name: an audit hook
-// for every key, a hook for the keys matching "fs_*" normalising the path (a rewrite the answer
-// shows), and per-tool gates on exact keys (shell refused, fs_write refused outside the
-// workspace, http_get for https only); when every hook passes, the slot's default runs the
-// tool. Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
+// A call is first judged by PermitTool's guards, concurrently, their verdicts joined (a verdict
+// slot): a deny beats an allow whichever answers first, and a guard that fails denies
+// (FailClosed) - http_get to a blocklisted host is refused by the URL reputation guard. Then
+// CheckTool, a pipeline slot keyed by the tool's name: an audit hook for every key, a hook for
+// the keys matching "fs_*" normalising the path (a rewrite the answer shows), and per-tool gates
+// on exact keys (shell refused, fs_write refused outside the workspace, http_get for https only);
+// when every hook passes, the slot's default runs the tool. While it runs, WatchTool's guards
+// watch it (a tripwire): the first that objects stops the tool at once - a crawl of more than
+// 10 pages is stopped in the middle by the crawl-budget guard - and what the tool's result
+// would change (a crawl's saved pages) is changed only once every guard has allowed.
+// Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
 // on the io_context: each with its own time limit, and one of them (an export to a remote log
 // that never answers) cut off after 50 ms and skipped (FailOpen), so the answer still comes.
 // One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
 // --trace, hookset::TraceWriters record the last dispatches, hooks and warnings. The tools are
-// simulated: fs_* work on an in-memory workspace, http_get and shell never leave the process.
+// simulated: fs_* and crawl work on an in-memory workspace, http_get and shell never leave the
+// process.
 //
 // Usage: example_agent_service [--port N] [--port-file F] [--trace F] [--trace-events N]
 //          [--access-log F] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]
@@ -106,6 +113,11 @@ struct Tool {
   std::string name;
   std::string description;
   std::function<json::value(const json::object& args)> run;
+  // A slow tool works a page at a time (its "pages" argument), each taking this long; it can be
+  // stopped between pages (operation_aborted).
+  std::chrono::milliseconds per_page{0};
+  // What the tool's result changes, made only once the call's guards have all allowed it.
+  std::function<void(const json::value& result)> commit{};
 };
 
 class ToolRegistry {
@@ -183,6 +195,14 @@ std::string string_arg(const json::object& args, std::string_view name) {
   return std::string(value->get_string());
 }
 
+// A slow tool's "pages": 1 to 1,000.
+std::int64_t page_count(const json::object& args) {
+  const json::value* pages = args.if_contains("pages");
+  if (!pages || !pages->is_int64() || pages->get_int64() < 1 || pages->get_int64() > 1000)
+    throw ToolError("argument \"pages\" must be a number from 1 to 1000");
+  return pages->get_int64();
+}
+
 // "Discovery": the tools this build offers, registered once at start-up.
 ToolRegistry& tool_registry() {
   static ToolRegistry registry;
@@ -212,6 +232,24 @@ void discover_tools(Workspace& workspace) {
              [](const json::object& args) {
     return json::value{{"stdout", "<simulated output of " + string_arg(args, "command") + ">"}};
              }});
+  // Slow (2 ms a page), and its pages saved to the workspace - once every guard has allowed.
+  tools.add({"crawl", "fetch a site's pages and save them to /workspace/crawl/ (simulated)",
+             [](const json::object& args) {
+    const std::string site = string_arg(args, "site");
+    const std::int64_t pages = page_count(args);
+    std::string content;
+    for (std::int64_t page = 1; page <= pages; ++page)
+      content += "<simulated page " + std::to_string(page) + " of " + site + ">\n";
+    return json::value{{"site", site},
+                       {"pages", pages},
+                       {"saved_to", "/workspace/crawl/" + site + ".txt"},
+                       {"content", content}};
+             },
+             2ms,
+             [&workspace](const json::value& result) {
+    workspace.write(std::string(result.at("saved_to").get_string()),
+                    std::string(result.at("content").get_string()));
+  }});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,13 +265,40 @@ struct ToolCall {
 // default runs the tool on the call as finally rewritten. Keyed by the tool's name (the last
 // parameter): a hook is registered for one tool, a family of tools (a glob) or every tool, and a
 // call runs only the hooks of its tool.
+// (The default is a coroutine on the io_context: a slow tool works a page at a time, and is
+// stopped between pages when a guard watching the call objects.)
 struct CheckTool : hookset::Slot<json::value(ToolCall call, std::string_view tool),
                                  hookset::Pipeline, hookset::Keyed> {
-  static json::value default_impl(const ToolCall& call, std::string_view tool) {
+  static net::awaitable<json::value> default_impl(const ToolCall& call, std::string_view tool) {
     const Tool* found = tool_registry().find(tool);
     if (!found) throw ToolError("unknown tool: " + std::string(tool));
-    return found->run(call.args);
+    if (found->per_page.count() > 0) {
+      const std::int64_t pages = page_count(call.args);
+      net::steady_timer page(co_await net::this_coro::executor);
+      for (std::int64_t done = 0; done < pages; ++done) {
+        page.expires_after(found->per_page);
+        co_await page.async_wait(net::use_awaitable);  // operation_aborted when stopped
+      }
+    }
+    co_return found->run(call.args);
   }
+};
+
+// May a call be made at all? Guards judge it concurrently (remote policy services, as
+// asio::awaitable coroutines); their verdicts are joined - a deny beats any allow, whichever
+// answers first - and a guard that fails or runs out of time denies (FailClosed).
+struct PermitTool : hookset::VerdictSlot<hookset::Verdict<>(const ToolCall& call), hookset::Always,
+                                         hookset::Concurrent> {
+  static constexpr hookset::FailurePolicy on_failure = hookset::FailClosed;
+  static hookset::Verdict<> default_impl(const ToolCall&) { return {}; }  // allow
+};
+
+// Guards that watch a call while it runs (a tripwire around CheckTool's dispatch): the first
+// objection stops the tool at once, and nothing the tool would change is changed.
+struct WatchTool : hookset::VerdictSlot<hookset::Verdict<>(const ToolCall& call), hookset::Always,
+                                        hookset::Concurrent> {
+  static constexpr hookset::FailurePolicy on_failure = hookset::FailClosed;
+  static hookset::Verdict<> default_impl(const ToolCall&) { return {}; }  // allow
 };
 
 // Audit notes, in registration order, the hooks that found nothing left out.
@@ -254,7 +319,7 @@ struct AuditCall : hookset::Slot<std::optional<std::string>(ToolCall call, std::
   }
 };
 
-using ServiceHooks = hookset::HookSet<CheckTool, AuditCall>;
+using ServiceHooks = hookset::HookSet<PermitTool, CheckTool, WatchTool, AuditCall>;
 
 // ---------------------------------------------------------------------------------------------
 // Metrics: HTTP requests and responses, per slot the dispatches, errors and latency (measured by
@@ -584,6 +649,40 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
 net::awaitable<void> remote_call(std::chrono::milliseconds latency) {
   net::steady_timer timer(co_await net::this_coro::executor, latency);
   co_await timer.async_wait(net::use_awaitable);  // operation_aborted when cut off
+}
+
+void add_guards(ServiceHooks& hooks) {
+  // Outbound requests: the egress policy (1 ms) and the URL reputation service (3 ms) judge each
+  // http_get at the same time; the egress policy answers first, and allows.
+  hooks.add<PermitTool>(
+      [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
+        if (call.tool != "http_get") co_return hookset::Verdict<>{};
+        co_await remote_call(1ms);
+        co_return hookset::Verdict<>{hookset::Permission::allow, "egress to the internet allowed"};
+      },
+      {.name = "egress-policy", .timeout = 500ms});
+  hooks.add<PermitTool>(
+      [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
+        if (call.tool != "http_get") co_return hookset::Verdict<>{};
+        co_await remote_call(3ms);
+        const json::value* url = call.args.if_contains("url");
+        if (url && url->is_string() && url->get_string().find("evil.example") != json::string::npos)
+          co_return hookset::Verdict<>{hookset::Permission::deny, "host on the blocklist"};
+        co_return hookset::Verdict<>{};
+      },
+      {.name = "url-reputation", .timeout = 500ms});
+  // A crawl is watched while it runs: the crawl-budget service answers after 20 ms, and stops
+  // crawls of more than 10 pages (which by then are well under way).
+  hooks.add<WatchTool>(
+      [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
+        if (call.tool != "crawl") co_return hookset::Verdict<>{};
+        co_await remote_call(20ms);
+        const json::value* pages = call.args.if_contains("pages");
+        if (pages && pages->is_int64() && pages->get_int64() > 10)
+          co_return hookset::Verdict<>{hookset::Permission::deny, "crawl budget: at most 10 pages"};
+        co_return hookset::Verdict<>{};
+      },
+      {.name = "crawl-budget", .timeout = 500ms});
 }
 
 void add_audits(ServiceHooks& hooks) {
@@ -1258,17 +1357,18 @@ class Server {
     std::string verdict = "ok";
     ToolCall checked = call;
     try {
-      auto outcome = co_await hooks_.call<CheckTool>(call, key);
-      checked = outcome.input;
-      answer["args"] = outcome.input.args;
-      answer["rewritten"] = outcome.input.args != call.args;
-      if (outcome.rejected()) {
+      // 1. May the call be made at all? PermitTool's guards, concurrently, joined by verdict.
+      const hookset::Verdicts<> permit = co_await hooks_.call<PermitTool>(call);
+      answer["verdicts"] = describe(permit);
+      if (permit.decision != hookset::Permission::allow) {
+        const auto* by = permit.decided_by();
         status = http::status::forbidden;
         verdict = "refused";
         answer["refused"] = true;
-        answer["reason"] = outcome.reason();
+        answer["reason"] = by->value.reason;
+        answer["refused_by"] = by->name;
       } else {
-        answer["result"] = outcome.output();
+        co_await run_watched(call, key, answer, status, verdict, checked);
       }
     } catch (const QuotaExceeded& error) {
       status = http::status::insufficient_storage;
@@ -1291,6 +1391,58 @@ class Server {
       answer["audit_error"] = error.what();  // the audits failed: the answer still comes
     }
     co_return json_response(status, answer, version);
+  }
+
+  static json::array describe(const hookset::Verdicts<>& verdicts) {
+    json::array list;
+    for (const auto& contribution : verdicts.contributions) {
+      const hookset::Permission decision = contribution.value.decision;
+      list.push_back({{"guard", contribution.hook ? contribution.name : "default"},
+                      {"decision", decision == hookset::Permission::allow ? "allow"
+                                   : decision == hookset::Permission::ask ? "ask"
+                                                                          : "deny"},
+                      {"reason", contribution.value.reason}});
+    }
+    return list;
+  }
+
+  // 2. The call itself: CheckTool's pipeline (its hooks pass, rewrite or refuse the call; its
+  // default runs the tool), with WatchTool's guards watching it - a tripwire. The first guard
+  // that objects stops the tool at once; what the tool's result would change (a crawl's saved
+  // pages) is changed only once every guard has allowed (the admission).
+  net::awaitable<void> run_watched(const ToolCall& call, std::string_view key, json::object& answer,
+                                   http::status& status, std::string& verdict, ToolCall& checked) {
+    using Checked = hookset::pipeline_result_t<CheckTool>;
+    auto work = [&](hookset::Admission& admission) -> hookset::Task<Checked> {
+      Checked outcome = co_await hooks_.call<CheckTool>(call, key);
+      if (outcome.completed())
+        if (const Tool* tool = tool_registry().find(call.tool); tool && tool->commit)
+          if (co_await admission.admit()) tool->commit(outcome.output());
+      co_return outcome;
+    };
+    auto watched = hookset::tripwire(hooks_.call<WatchTool>(call)).around(work);
+    hookset::Guarded<Checked> guarded =
+        co_await hookset::asio::async_run(std::move(watched), net::use_awaitable);
+    if (guarded.tripped()) {
+      status = http::status::forbidden;
+      verdict = "stopped";
+      answer["stopped"] = true;
+      answer["reason"] = guarded.trip->value.reason;
+      answer["stopped_by"] = guarded.trip->name;
+      co_return;
+    }
+    Checked& outcome = *guarded.value;
+    checked = outcome.input;
+    answer["args"] = outcome.input.args;
+    answer["rewritten"] = outcome.input.args != call.args;
+    if (outcome.rejected()) {
+      status = http::status::forbidden;
+      verdict = "refused";
+      answer["refused"] = true;
+      answer["reason"] = outcome.reason();
+    } else {
+      answer["result"] = outcome.output();
+    }
   }
 
   std::uint64_t enlist(const std::shared_ptr<Connection>& connection) {
@@ -1444,6 +1596,7 @@ int main(int argc, char** argv) {
   hooks.set_observer(&metrics);
   add_metrics(hooks, metrics);
   add_policies(hooks, metrics);
+  add_guards(hooks);
   add_audits(hooks);
 
   net::io_context io;

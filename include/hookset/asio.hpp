@@ -442,6 +442,42 @@ operation run_operation(Dispatch dispatch, Handler handler, net::any_io_executor
   co_await finish;
 }
 
+// The coroutine an Asio operation runs a hookset::Task in (async_run): as run_operation, with
+// the Task in place of a dispatch. The Task runs under an await context that carries the
+// operation's executor and a stop token the cancellation slot triggers, so what it runs - a
+// tripwire, a dispatch awaited inside it, its hooks - sees both.
+template <class Result, class Handler>
+operation run_task_operation(Task<Result> task, Handler handler, net::any_io_executor io_executor) {
+  auto handler_executor = net::get_associated_executor(handler, io_executor);
+  executor_binding binding(io_executor);
+  hookset::stop_source stop;
+  const hookset::stop_token token = stop.get_token();
+  auto slot = net::get_associated_cancellation_slot(handler);
+  if (slot.is_connected()) slot.template emplace<stop_on_cancel>(stop_on_cancel{stop});
+  const await_context link{nullptr, nullptr, &token, &binding};
+  co_await hookset::detail::exchange_await_context{&link};
+
+  // Work on both executors until the handler ran (the Task may wait on something outside
+  // Asio); the completion is always posted, never run inside the initiating function.
+  auto io_work = track_work(io_executor);
+  std::optional<decltype(track_work(handler_executor))> handler_work(track_work(handler_executor));
+  outcome<Result> out;
+  try {
+    if constexpr (std::is_void_v<Result>) co_await std::move(task);
+    else out.value.emplace(co_await std::move(task));
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+  using handler_executor_t = decltype(handler_executor);
+  using work_t = decltype(track_work(handler_executor));
+  destroy_frame_then<delivery<completion<Handler, Result>, handler_executor_t, work_t>> finish{
+      {{std::move(handler), slot, std::move(out.error), std::move(out.value)},
+       std::move(handler_executor),
+       true,
+       std::move(handler_work)}};
+  co_await finish;
+}
+
 template <class Result>
 struct completion_of {
   using type = void(std::exception_ptr, Result);
@@ -484,7 +520,38 @@ struct initiate_call {
   }
 };
 
+struct initiate_run {
+  net::any_io_executor io_executor;
+  template <class Handler, class Result>
+  void operator()(Handler&& handler, Task<Result> task) const {
+    net::any_io_executor executor = io_executor;
+    if (!executor) executor = net::get_associated_executor(handler, net::system_executor());
+    run_task_operation(std::move(task), std::forward<Handler>(handler), std::move(executor));
+  }
+};
+
 }  // namespace detail
+
+// Runs a hookset::Task - a tripwire's run, a coroutine awaiting several dispatches - as an Asio
+// asynchronous operation completing with (std::exception_ptr, T) (or (std::exception_ptr)) on
+// the handler's associated executor: `co_await hookset::asio::async_run(std::move(task),
+// asio::use_awaitable)` inside an asio::awaitable. The Task runs on `executor` (default: the
+// handler's associated executor), which asio::awaitable hooks and work inside it find; the
+// handler's cancellation slot triggers the stop token the Task sees
+// (hookset::current_stop_token()), as a dispatch's stop token would.
+template <class Result, class CompletionToken>
+auto async_run(Task<Result> task, CompletionToken&& token) {
+  static_assert(std::is_void_v<Result> || std::is_default_constructible_v<Result>,
+                "hookset::asio: a Task completing an Asio operation needs a default-constructible "
+                "result (Asio passes one along with an error)");
+  return net::async_initiate<CompletionToken, detail::completion_signature<Result>>(
+      detail::initiate_run{}, token, std::move(task));
+}
+template <class Result, class CompletionToken>
+auto async_run(net::any_io_executor executor, Task<Result> task, CompletionToken&& token) {
+  return net::async_initiate<CompletionToken, detail::completion_signature<Result>>(
+      detail::initiate_run{std::move(executor)}, token, std::move(task));
+}
 
 // Runs the dispatch `dispatch` (what set.call<S>(args...) returns, options included) as an Asio
 // asynchronous operation completing with (std::exception_ptr, R) - or (std::exception_ptr) for

@@ -21,3 +21,4 @@
 #include <hookset/stateful.hpp>
 #include <hookset/stop_token.hpp>
 #include <hookset/task.hpp>
+#include <hookset/tripwire.hpp>

@@ -1,4 +1,4 @@
-// Attribution (docs/semantics.md, "Dispatching"): `call<S>(args...).attributed()` yields
+// Attribution (docs/semantics.md, "Dispatching"): `call<S>(args...).with_attribution()` yields
 // hookset::Attributed<T> - the result, and the registration that produced it (empty for the
 // slot's default): under a fold the last hook that produced the folded value, under a chain the
 // hook whose output the chain returned, under Singleton the one hook. The name is a copy. Also:
@@ -88,7 +88,7 @@ TEST_CASE("attributed: a fold's result comes from the last hook that ran") {
   Set set;
   set.add<Sum>(add_to_last(1), named("one"));
   const HookId two = set.add<Sum>(add_to_last(10), named("two"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).with_attribution());
   CHECK(sum.value == 16);
   CHECK(sum.hook == two);
   CHECK(sum.name == "two");
@@ -96,34 +96,35 @@ TEST_CASE("attributed: a fold's result comes from the last hook that ran") {
   // Not in registers: the general loop.
   set.add<Text>([](int, std::optional<std::string> last) { return *last + "a"; }, named("a"));
   const HookId b = set.add<Text>([](int, std::optional<std::string> last) { return *last + "b"; });
-  const Attributed<std::string> text = hookset::sync_wait(set.call<Text>(0).attributed());
+  const Attributed<std::string> text = hookset::sync_wait(set.call<Text>(0).with_attribution());
   CHECK(text.value == "dab");
   CHECK(text.hook == b);
   CHECK(text.name.empty());  // registered without a name
 
   // Finalize: what the finalizer received.
   const HookId f = set.add<Described>(add_to_last(2), named("f"));
-  const Attributed<std::string> described = hookset::sync_wait(set.call<Described>(1).attributed());
+  const Attributed<std::string> described =
+      hookset::sync_wait(set.call<Described>(1).with_attribution());
   CHECK(described.value == "result 3");
   CHECK(described.hook == f);
 
   // Singleton: the one hook.
   const HookId only = set.add<Pick>([](int x) { return x * 7; }, named("only"));
-  const Attributed<int> picked = hookset::sync_wait(set.call<Pick>(2).attributed());
+  const Attributed<int> picked = hookset::sync_wait(set.call<Pick>(2).with_attribution());
   CHECK(picked.value == 14);
   CHECK(picked.hook == only);
 }
 
 TEST_CASE("attributed: the default alone produced it - no registration") {
   Set set;
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).with_attribution());
   CHECK(sum.value == 5);
   CHECK_FALSE(sum.hook);
   CHECK(sum.name.empty());
-  const Attributed<int> fallback = hookset::sync_wait(set.call<OnlyHooks>(5).attributed());
+  const Attributed<int> fallback = hookset::sync_wait(set.call<OnlyHooks>(5).with_attribution());
   CHECK(fallback.value == -5);
   CHECK_FALSE(fallback.hook);
-  const Attributed<int> picked = hookset::sync_wait(set.call<Pick>(3).attributed());
+  const Attributed<int> picked = hookset::sync_wait(set.call<Pick>(3).with_attribution());
   CHECK(picked.value == 3);
   CHECK_FALSE(picked.hook);
 }
@@ -135,7 +136,7 @@ TEST_CASE("attributed: a hook that failed open leaves the previous producer") {
   const HookId one = set.add<Sum>(add_to_last(1), named("one"));
   set.add<Sum>([](int, std::optional<int>) -> int { throw std::runtime_error("no"); },
                fail_open("broken"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(5).with_attribution());
   CHECK(sum.value == 6);
   CHECK(sum.hook == one);
   CHECK(sum.name == "one");
@@ -143,7 +144,7 @@ TEST_CASE("attributed: a hook that failed open leaves the previous producer") {
   // Every hook of a Fallback slot failed open: the default answers.
   set.add<OnlyHooks>([](int, std::optional<int>) -> int { throw std::runtime_error("no"); },
                      fail_open("broken"));
-  const Attributed<int> fallback = hookset::sync_wait(set.call<OnlyHooks>(5).attributed());
+  const Attributed<int> fallback = hookset::sync_wait(set.call<OnlyHooks>(5).with_attribution());
   CHECK(fallback.value == -5);
   CHECK_FALSE(fallback.hook);
 }
@@ -153,18 +154,18 @@ TEST_CASE("attributed: a chain's result comes from the hook that stopped it") {
   set.add<Gate>([](int x) { return x + 1; }, named("fine"));
   const HookId breaker = set.add<Gate>([](int) { return -1; }, named("breaker"));
   set.add<Gate>([](int) { return 100; }, named("never"));
-  const Attributed<int> gate = hookset::sync_wait(set.call<Gate>(1).attributed());
+  const Attributed<int> gate = hookset::sync_wait(set.call<Gate>(1).with_attribution());
   CHECK(gate.value == -1);
   CHECK(gate.hook == breaker);
   CHECK(gate.name == "breaker");
   // The default breaks: no hook runs, and no registration produced it.
-  const Attributed<int> early = hookset::sync_wait(set.call<Gate>(-4).attributed());
+  const Attributed<int> early = hookset::sync_wait(set.call<Gate>(-4).with_attribution());
   CHECK(early.value == -4);
   CHECK_FALSE(early.hook);
 
   set.add<Lookup>([](int) { return MaybeInt{}; }, named("unsure"));
   const HookId knows = set.add<Lookup>([](int x) { return MaybeInt{x * 2}; }, named("knows"));
-  const Attributed<MaybeInt> found = hookset::sync_wait(set.call<Lookup>(4).attributed());
+  const Attributed<MaybeInt> found = hookset::sync_wait(set.call<Lookup>(4).with_attribution());
   CHECK(found.value == 8);
   CHECK(found.hook == knows);
   CHECK(found.name == "knows");
@@ -174,7 +175,7 @@ TEST_CASE("attributed: a chain the default answers is attributed to no registrat
   Set set;
   set.add<Lookup>([](int) { return MaybeInt{}; }, named("unsure"));
   set.add<Lookup>([](int) { return MaybeInt{}; }, named("unsure too"));
-  const Attributed<MaybeInt> found = hookset::sync_wait(set.call<Lookup>(4).attributed());
+  const Attributed<MaybeInt> found = hookset::sync_wait(set.call<Lookup>(4).with_attribution());
   CHECK(found.value == -4);  // every hook continued: the default's last word
   CHECK_FALSE(found.hook);
   CHECK(found.name.empty());
@@ -185,17 +186,18 @@ TEST_CASE("attributed: coroutine hooks and options given before or after") {
   set.add<Sum>(add_to_last(1), named("sync"));
   const HookId coro = set.add<Sum>(
       [](int, std::optional<int> last) -> Task<int> { co_return *last * 10; }, named("coro"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).with_timeout(10s).attributed());
+  const Attributed<int> sum =
+      hookset::sync_wait(set.call<Sum>(1).with_timeout(10s).with_attribution());
   CHECK(sum.value == 20);
   CHECK(sum.hook == coro);
   CHECK(sum.name == "coro");
   // Without options (the driver runs such hooks back to back), then a plain one after them.
   const HookId last = set.add<Sum>(add_to_last(5), named("last"));
-  const Attributed<int> plain = hookset::sync_wait(set.call<Sum>(1).attributed());
+  const Attributed<int> plain = hookset::sync_wait(set.call<Sum>(1).with_attribution());
   CHECK(plain.value == 25);
   CHECK(plain.hook == last);
   set.remove(last);
-  const Attributed<int> coro_last = hookset::sync_wait(set.call<Sum>(1).attributed());
+  const Attributed<int> coro_last = hookset::sync_wait(set.call<Sum>(1).with_attribution());
   CHECK(coro_last.value == 20);
   CHECK(coro_last.hook == coro);
 
@@ -211,7 +213,7 @@ TEST_CASE("attributed: coroutine hooks and options given before or after") {
   Outcome<Attributed<int>> out;
   detach(
       [](const Set& hooks, hookset::stop_token token) -> Task<Attributed<int>> {
-        co_return co_await hooks.call<Gate>(3).attributed().with_stop_token(token);
+        co_return co_await hooks.call<Gate>(3).with_attribution().with_stop_token(token);
       }(set, stop.get_token()),
       out);
   CHECK_FALSE(out.done);
@@ -240,7 +242,7 @@ TEST_CASE("attributed: a concurrent chain is attributed to the hook whose answer
       named("second"));
   set.add<LookupConcurrently>([](int) -> Task<MaybeInt> { co_return 99; }, named("third"));
   Outcome<Attributed<MaybeInt>> out;
-  detach(set.call<LookupConcurrently>(7).attributed(), out);
+  detach(set.call<LookupConcurrently>(7).with_attribution(), out);
   // The third answered at once, but answers are taken in registration order.
   second.fire();
   CHECK_FALSE(out.done);
@@ -262,14 +264,14 @@ TEST_CASE("attributed: the name is a copy, valid after the hook is removed") {
     return *last + 1;
       },
       named("a name too long for the small string buffer"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).with_attribution());
   CHECK(sum.value == 2);
   CHECK(sum.hook == self);
   CHECK(sum.name == "a name too long for the small string buffer");
   CHECK(set.count<Sum>() == 0);
 
   const HookId gone = set.add<Gate>([](int) { return -1; }, named("gone"));
-  Attributed<int> gate = hookset::sync_wait(set.call<Gate>(1).attributed());
+  Attributed<int> gate = hookset::sync_wait(set.call<Gate>(1).with_attribution());
   set.remove(gone);
   set.clear();
   CHECK(gate.hook == gone);
@@ -281,7 +283,7 @@ TEST_CASE("attributed: the name is a copy, valid after the hook is removed") {
   hookset::SharedHookSet<Sum, OnlyHooks, Text, Described, Gate, Lookup, LookupConcurrently, Pick,
                          Tool>
       shared(std::move(initial));
-  auto dispatch = shared.call<Gate>(1).attributed();
+  auto dispatch = shared.call<Gate>(1).with_attribution();
   shared.update([](Set& next) { next.clear(); });
   const Attributed<int> kept = hookset::sync_wait(std::move(dispatch));
   CHECK(kept.value == -2);
@@ -295,7 +297,7 @@ TEST_CASE("attributed: observed dispatches and keyed slots") {
   set.set_observer(&observer);
   set.add<Sum>(add_to_last(1), named("one"));
   const HookId two = set.add<Sum>(add_to_last(2), named("two"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(0).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(0).with_attribution());
   CHECK(sum.value == 3);
   CHECK(sum.hook == two);
   set.set_observer(nullptr);
@@ -306,10 +308,10 @@ TEST_CASE("attributed: observed dispatches and keyed slots") {
   set.add<Tool>(
       hookset::key("write"), [](int, std::string_view, std::optional<int>) { return 0; },
       named("write"));
-  const Attributed<int> tool = hookset::sync_wait(set.call<Tool>(2, "read").attributed());
+  const Attributed<int> tool = hookset::sync_wait(set.call<Tool>(2, "read").with_attribution());
   CHECK(tool.value == 4);
   CHECK(tool.hook == read);
-  const Attributed<int> none = hookset::sync_wait(set.call<Tool>(2, "list").attributed());
+  const Attributed<int> none = hookset::sync_wait(set.call<Tool>(2, "list").with_attribution());
   CHECK(none.value == 2);
   CHECK_FALSE(none.hook);
 }
@@ -323,7 +325,7 @@ TEST_CASE("attributed: an intercepted dispatch is attributed to its outermost in
   set.intercept<Sum>(
       [](hookset::Next<Sum> next, int x) -> Task<int> { co_return co_await next(x + 1); },
       named("inner"));
-  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).attributed());
+  const Attributed<int> sum = hookset::sync_wait(set.call<Sum>(1).with_attribution());
   CHECK(sum.value == 6);  // ((1 + 1) + 1) * 2
   CHECK(sum.hook == outer);
   CHECK(sum.name == "outer");

@@ -2,8 +2,9 @@
 // (Boost.Beast, one connection per request unless said otherwise) and checks every answer -
 // allowed, refused and rewritten calls, bad input of every kind (malformed JSON, an unknown tool,
 // a body over the limit, malformed HTTP, a client gone halfway through its request), concurrent
-// calls - then that the service still answers, that its metrics count every request (nothing
-// lost), and that it stops cleanly on POST /shutdown (writing its trace) and on SIGTERM.
+// calls, guards that refuse a call or stop it while it runs - then that the service still
+// answers, that its metrics count every request (nothing lost), and that it stops cleanly on
+// POST /shutdown (writing its trace) and on SIGTERM.
 //
 // Usage: example_agent_service_driver <path of example_agent_service> <work directory>
 // Exits 0 when every check passed; prints each check and what it saw.
@@ -264,8 +265,8 @@ void check_service(unsigned short port, std::uint64_t& pipeline_calls, tcp::sock
   Reply health = client.send(http::verb::get, "/health");
   check(health.status == 200 && text_at(health.body, {"status"}) == "ok" &&
             find(health.body, {"tools"}) && find(health.body, {"tools"})->is_array() &&
-            find(health.body, {"tools"})->get_array().size() == 4,
-        "GET /health: 200, status ok, the four tools", show(health));
+            find(health.body, {"tools"})->get_array().size() == 5,
+        "GET /health: 200, status ok, the five tools", show(health));
 
   // Allowed, and rewritten: the relative path normalised before the tool sees it.
   Reply read = client.tool({{"tool", "fs_read"}, {"args", {{"path", "./README.md"}}}});
@@ -437,6 +438,52 @@ void check_service(unsigned short port, std::uint64_t& pipeline_calls, tcp::sock
             number_at(metrics.body, {"tool_calls", "shell"}) == 1 &&
             number_at(metrics.body, {"tool_calls", "http_get"}) == 2,
         "metrics: the every-call audit hook saw each call, by tool", show(metrics));
+}
+
+// The guards: PermitTool's concurrent verdicts (a deny beats an allow that came first), and
+// WatchTool's tripwire around a running tool (a crawl stopped in the middle; nothing saved).
+void check_guards(unsigned short port) {
+  Client client(port);
+  Reply blocked =
+      client.tool({{"tool", "http_get"}, {"args", {{"url", "https://evil.example/payload"}}}});
+  const json::value* verdicts = find(blocked.body, {"verdicts"});
+  check(blocked.status == 403 && text_at(blocked.body, {"refused_by"}) == "url-reputation" &&
+            text_at(blocked.body, {"reason"}) == "host on the blocklist" && verdicts &&
+            verdicts->is_array() && verdicts->get_array().size() == 3 &&
+            text_at(verdicts->get_array()[1], {"guard"}) == "egress-policy" &&
+            text_at(verdicts->get_array()[1], {"decision"}) == "allow",
+        "http_get of a blocklisted host: 403, the reputation guard's deny beats the egress "
+        "policy's allow (which answered first)",
+        show(blocked));
+  Reply fetched =
+      client.tool({{"tool", "http_get"}, {"args", {{"url", "https://docs.example/a"}}}});
+  check(fetched.status == 200 && find(fetched.body, {"result", "body"}),
+        "http_get of another host: 200, every guard allowed", show(fetched));
+
+  // A small crawl: allowed while it runs; its pages saved once the watching guard allowed.
+  Reply small = client.tool({{"tool", "crawl"}, {"args", {{"site", "small"}, {"pages", 5}}}});
+  Reply saved = client.tool({{"tool", "fs_read"}, {"args", {{"path", "crawl/small.txt"}}}});
+  check(small.status == 200 && number_at(small.body, {"result", "pages"}) == 5 &&
+            saved.status == 200 &&
+            contains(text_at(saved.body, {"result", "content"}), "simulated page 5 of small"),
+        "crawl of 5 pages: 200, its pages saved after the crawl-budget guard allowed",
+        show(small) + " / " + show(saved));
+
+  // A big crawl (500 pages, 1 s): the crawl-budget guard objects after 20 ms, in the middle.
+  const auto start = std::chrono::steady_clock::now();
+  Reply big = client.tool({{"tool", "crawl"}, {"args", {{"site", "big"}, {"pages", 500}}}});
+  const auto took = std::chrono::steady_clock::now() - start;
+  Reply not_saved = client.tool({{"tool", "fs_read"}, {"args", {{"path", "crawl/big.txt"}}}});
+  check(big.status == 403 && find(big.body, {"stopped"}) && *find(big.body, {"stopped"}) == true &&
+            text_at(big.body, {"stopped_by"}) == "crawl-budget" &&
+            text_at(big.body, {"reason"}) == "crawl budget: at most 10 pages" &&
+            !find(big.body, {"result"}),
+        "crawl of 500 pages: 403, stopped in the middle by the crawl-budget guard", show(big));
+  const auto took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  // (The answer also waits for the call's audits, 50 ms: see AuditCall.)
+  check(took_ms < 700, "the stopped crawl answered in " + std::to_string(took_ms) +
+                           " ms, not the 1 s its 500 pages take");
+  check(not_saved.status == 422, "the stopped crawl saved nothing", show(not_saved));
 }
 
 // Runs one group of checks; an exchange that breaks down (the service closed the connection
@@ -880,6 +927,7 @@ int main(int argc, char** argv) {
       check_service(*port, pipeline_calls, idle);
       check_protocol(*port);
       check_operations(*port, pipeline_calls, work / "access.log");
+      guarded("guards", [&] { check_guards(*port); });
       check_draining(*port);
       // (Well before the idle connection's own 30 s timeout: the stop closes it.)
       const std::optional<int> status = service.wait_for_exit(10s);

@@ -31,6 +31,7 @@ template <class Result>
 struct concurrent_slot {
   bool done = false;       // guarded by the state's mutex until taken
   bool concluded = false;  // its outcome taken (before its turn: a failure, when it happened)
+  bool shown = false;      // its outcome shown to the dispatch's output watch
   value_holder<Result> value;
   std::exception_ptr error;
   std::chrono::steady_clock::time_point started{};  // for its time limit
@@ -166,6 +167,42 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
     } catch (...) {
       failure = std::current_exception();
       stop_running();
+      if constexpr (attributed)
+        if (output_watch<result>* watch = watched()) watch->seen(&hook, nullptr);
+    }
+  };
+  // A watched dispatch (a tripwire's guards) shows each hook's outcome to its watch when the
+  // hook finishes, not at its turn: an output as it is, or under FailClosed the output its
+  // aggregate makes of a failure (a failure that fails the dispatch is shown once concluded,
+  // by conclude). Outputs are shown again when taken, in order: a watch is idempotent. Once
+  // the dispatch is stopped, what its hooks do no longer counts.
+  auto show_finished = [&] {
+    if constexpr (attributed) {
+      output_watch<result>* watch = watched();
+      if (!watch) return;
+      for (std::size_t i = take; i < start && !context_->stop_requested(); ++i) {
+        concurrent_slot<result>& slot = state->slots[i - first];
+        if (slot.shown || slot.concluded || !state->is_done(i - first)) continue;
+        slot.shown = true;
+        const entry& hook = hooks_[i];
+        const bool own_limit =
+            hook.record->timeout &&
+            (slot.own_limit.expired() ||
+             std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+        if (!slot.error && !own_limit) {
+          watch->seen(&hook, &*slot.value);
+        } else if constexpr (substitutes) {
+          if (hook.on_failure == FailurePolicy::fail_closed) {
+            const result failed = Kind::aggregate::failed_hook_output(
+                slot.error ? slot.error
+                           : std::make_exception_ptr(DispatchTimeout(
+                                 std::string(slot_->name), hook.id(), hook.record->name, true)));
+            watch->seen(&hook, &failed);
+          }
+        }
+        // (A failure that fails the dispatch is shown once concluded, just below: stopping the
+        // dispatch first would make it a cancellation.)
+      }
     }
   };
   std::size_t failures_seen = 0;
@@ -177,7 +214,8 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
       }
       if (state->failed() != failures_seen) break;  // (a hook failed: see to it first)
       start_concurrent(*state, first, start++, parent);
-      next_ = start;  // hooks_run: started so far
+      next_ = start;    // hooks_run: started so far
+      show_finished();  // (a trip among the hooks started so far starts no more)
     }
     while (take < start && state->is_done(take - first)) {
       concurrent_slot<result>& slot = state->slots[take - first];
@@ -193,6 +231,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
       }
       conclude(i);
     }
+    show_finished();
     // A failure that fails the dispatch (Propagate, FailClosed) is acted on when it happens,
     // not at its turn: every hook still running, registered before it or after, is asked to
     // stop at once. (FailOpen failures wait for their turn: they only leave an output out; so

@@ -66,6 +66,20 @@ struct intercept_link {
   std::size_t hooks_run = 0;
 };
 
+// Sees the outputs of a dispatch as they are made, in completion order (a tripwire watches
+// its guards' verdicts: <hookset/tripwire.hpp>). `hook` is null for the default's output;
+// `output` is null for a hook failure that fails the dispatch. Called on the thread the
+// output was made on, possibly more than once for one hook: it must be idempotent. Only a
+// dispatch whose aggregate takes attributed outputs reports to one.
+template <class Result>
+class output_watch {
+ public:
+  virtual void seen(const hook_entry* hook, const Result* output) noexcept = 0;
+
+ protected:
+  ~output_watch() = default;
+};
+
 class dispatch_context {
  public:
   using clock = Executor::clock;
@@ -84,6 +98,11 @@ class dispatch_context {
   // Stops the dispatch as the caller's stop token would (an adapter's cancellation). A copy of
   // the source may outlive the context: a request through it after the dispatch ended is moot.
   const hookset::stop_source& source() const noexcept { return source_; }
+
+  // The dispatch's output watch (an output_watch<R> of its result type R; null: none). Set
+  // through dispatch::watch_outputs, which knows R.
+  void watch(void* watch) noexcept { watch_ = watch; }
+  void* watch() const noexcept { return watch_; }
 
   // Marks the dispatch this context belongs to as the rest of an intercepted one.
   void continue_intercepted(intercept_link* outer) noexcept { intercepted_by_ = outer; }
@@ -114,6 +133,11 @@ class dispatch_context {
     token_ = source_.get_token();
     if (options_.stop_token.stop_possible())
       from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
+    // The stop token of whatever awaits the dispatch (a hook, a Task run under a tripwire) stops
+    // it too: the dispatch's own token, which its hooks see first, must not hide it.
+    if (const hookset::stop_token* enclosing = awaiting ? awaiting->nearest_stop() : nullptr)
+      if (enclosing->stop_possible() && !(*enclosing == options_.stop_token))
+        from_awaiting_.emplace(*enclosing, stop_forwarder{&source_});
     link_ = await_context{awaiting, nullptr, &token_, executor_};
     if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
     check(slot, nullptr);
@@ -190,6 +214,7 @@ class dispatch_context {
  private:
   CallOptions options_;
   intercept_link* intercepted_by_ = nullptr;
+  void* watch_ = nullptr;
   Executor* executor_ = nullptr;
   std::optional<clock::time_point> deadline_;
   bool deadline_passed_ = false;
@@ -197,6 +222,7 @@ class dispatch_context {
   hookset::stop_source source_;
   hookset::stop_token token_;
   std::optional<hookset::stop_callback<stop_forwarder>> from_caller_;
+  std::optional<hookset::stop_callback<stop_forwarder>> from_awaiting_;
   await_context link_;
   expiry_timer deadline_timer_;
 

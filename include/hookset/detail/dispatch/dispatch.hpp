@@ -128,7 +128,7 @@ struct next_handle {
 template <class Result>
 struct concurrent_state;
 
-// A dispatch asked which registration produced its result (`.attributed()`, docs/semantics.md
+// A dispatch asked which registration produced its result (`.with_attribution()`, docs/semantics.md
 // section 4): the dispatch of Kind with that flag, a type of its own. Dispatches that do not ask
 // are of Kind itself, and keep no trace of their producer.
 template <class Kind>
@@ -179,14 +179,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr bool quiet_hooks_back_to_back =
       !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
   // An aggregate that takes each output with the registration that produced it (producer_).
-  static constexpr bool attributes_outputs = collects_attributed<Kind>;
+  static constexpr bool attributed = collects_attributed<Kind>;
   // A dispatch whose result says which registration produced it (attributing<Kind>).
   static constexpr bool attributes_result = is_attributing<Kind>;
   // Whether producer_ follows what produced value_.
-  static constexpr bool tracks_producer = attributes_outputs || attributes_result;
+  static constexpr bool tracks_producer = attributed || attributes_result;
   // An aggregate that turns a FailClosed hook's failure into an output of that hook.
   static constexpr bool substitutes = substitutes_failures<Kind>;
-  using collected = std::conditional_t<attributes_outputs, Attributed<result>, result>;
+  using collected = std::conditional_t<attributed, Attributed<result>, result>;
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
@@ -210,6 +210,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   friend class dispatch;  // (the same dispatch with or without attribution)
 
  public:
+  // What its hooks return, and its slot's Aggregate companion (void: none) - for the
+  // combinators that run a dispatch (a tripwire: <hookset/tripwire.hpp>).
+  using hook_result_type = result;
+  using aggregate_type = typename Kind::aggregate;
+
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
   // scoped one around it (await_context.hpp).
   using runs_code_in_await_ready = void;
@@ -224,7 +229,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         default_sync_(slot.default_sync),
         default_async_(slot.default_async) {}
 
-  // The same dispatch, not started, of the kind with or without attribution (attributed(),
+  // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
   template <class Other>
   dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
@@ -300,7 +305,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // This dispatch, its result attributed to the registration that produced it: an awaitable
   // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
   // options above combine with it before or after.
-  auto attributed() && requires(!attributes_result) {
+  auto with_attribution() && requires(!attributes_result) {
     if constexpr (is_void) {
       [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
       return ill_formed_slot_dispatch<void>{};
@@ -322,6 +327,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     owner_kept_.emplace(std::move(owner));
     flags_ |= keeps_owner;
     return std::move(*this);
+  }
+
+  // Reports each output to `watch` as it is made (a tripwire's guard dispatch); only for slots
+  // whose aggregate takes attributed outputs (verdict slots). `watch` outlives the dispatch.
+  void watch_outputs(output_watch<result>& watch) & {
+    static_assert(attributed,
+                  "hookset: only a slot whose Aggregate takes attributed outputs "
+                  "(a verdict slot) reports its outputs as they are made");
+    context().watch(&watch);
   }
 
   // The options given so far (creating empty ones), for adapters that add their own.
@@ -764,8 +778,22 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
-    if constexpr (attributes_outputs) {
-      outputs_.emplace_back(attribute{*value_, producer_});
+    if constexpr (attributed) {
+      if (output_watch<result>* watch = watched()) [[unlikely]]
+        watch->seen(producer_, &*value_);
+      if constexpr (std::is_default_constructible_v<result> &&
+                    std::is_nothrow_move_assignable_v<result>) {
+        // Made empty in place, then filled: no Attributed is moved (a conversion to one is,
+        // by Clang, and costs each element twice its construction).
+        Attributed<result>& element = outputs_.emplace_back();
+        element.value = std::move(*value_);
+        if (producer_) {
+          element.hook = producer_->id();
+          if (const std::string& name = producer_->record->name; !name.empty()) element.name = name;
+        }
+      } else {
+        outputs_.emplace_back(attribute{*value_, producer_});
+      }
     } else if constexpr (Kind::has_aggregate) {
       outputs_.push_back(std::move(*value_));
     }
@@ -780,6 +808,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return {std::move(value), producer->id(), name.empty() ? std::string() : name};
     }
   };
+  // The output watch of a watched dispatch (null: none).
+  output_watch<result>* watched() const noexcept {
+    if (!(flags_ & has_context)) return nullptr;
+    return static_cast<output_watch<result>*>(context_->watch());
+  }
   // Who produced the newest output (null: the default), for an attributed aggregate or result.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
     if constexpr (tracks_producer) producer_ = hook;

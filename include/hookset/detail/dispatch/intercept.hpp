@@ -98,6 +98,8 @@ inline auto dispatch<Kind, mp::mp_list<A...>>::run_rest_once(next_handle handle,
     rest.set_context(new dispatch_context(
         (self.flags_ & has_context) ? self.context_->inherited_options() : CallOptions{}));
     rest.context_->continue_intercepted(&state.link);
+    // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
+    if (self.flags_ & has_context) rest.context_->watch(self.context_->watch());
     if constexpr (std::is_void_v<output>) co_await std::move(rest);
     else co_return co_await std::move(rest);
   }

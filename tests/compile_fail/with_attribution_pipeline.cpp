@@ -1,4 +1,4 @@
-// EXPECT: hookset: call<Slot>\(args...\)\.attributed\(\): a Pipeline slot's result already names
+// EXPECT: hookset: call<Slot>\(args...\)\.with_attribution\(\): a Pipeline slot's result already names
 // EXPECT: PipelineResult::decided_by
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>
@@ -8,6 +8,6 @@ struct Rewrite : hookset::Slot<std::string(std::string), hookset::Pipeline> {
 };
 int main() {
   hookset::HookSet<Rewrite> set;
-  auto result = hookset::sync_wait(set.call<Rewrite>(std::string("x")).attributed());
+  auto result = hookset::sync_wait(set.call<Rewrite>(std::string("x")).with_attribution());
   (void)result;
 }

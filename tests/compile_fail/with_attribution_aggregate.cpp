@@ -1,4 +1,4 @@
-// EXPECT: hookset: call<Slot>\(args...\)\.attributed\(\): an Aggregate slot's result is its companion's
+// EXPECT: hookset: call<Slot>\(args...\)\.with_attribution\(\): an Aggregate slot's result is its companion's
 // EXPECT: std::vector<hookset::Attributed<R>>
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>
@@ -11,6 +11,6 @@ struct Total : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>>
 };
 int main() {
   hookset::HookSet<Total> set;
-  auto total = hookset::sync_wait(set.call<Total>(1).attributed());
+  auto total = hookset::sync_wait(set.call<Total>(1).with_attribution());
   (void)total;
 }

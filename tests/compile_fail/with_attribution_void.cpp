@@ -1,4 +1,4 @@
-// EXPECT: hookset: call<Slot>\(args...\)\.attributed\(\): a void slot produces no result
+// EXPECT: hookset: call<Slot>\(args...\)\.with_attribution\(\): a void slot produces no result
 // EXPECT-ERRORS: 1
 #include <hookset/hookset.hpp>
 struct Notify : hookset::Slot<void(int), hookset::Always> {
@@ -6,5 +6,5 @@ struct Notify : hookset::Slot<void(int), hookset::Always> {
 };
 int main() {
   hookset::HookSet<Notify> set;
-  hookset::sync_wait(set.call<Notify>(1).attributed());
+  hookset::sync_wait(set.call<Notify>(1).with_attribution());
 }
