@@ -19,11 +19,11 @@
 // the keys matching "fs_*" normalising the path (a rewrite the answer shows), per-tool gates on
 // exact keys (shell refused, http_get for https only), and a validator that sees the call after
 // every rewrite, whatever the order they were registered in (fs_write refused outside the
-// workspace: mutate, then validate); when every hook passes, the slot's default runs the tool. While it runs, WatchTool's guards
-// watch it (a tripwire): the first that objects stops the tool at once - a crawl of more than
-// 10 pages is stopped in the middle by the crawl-budget guard - and what the tool's result
-// would change (a crawl's saved pages) is changed only once every guard has allowed.
-// Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
+// workspace: mutate, then validate); when every hook passes, the slot's default runs the tool.
+// While it runs, WatchTool's guards watch it (a tripwire): the first that objects stops the tool at
+// once - a crawl of more than 10 pages is stopped in the middle by the crawl-budget guard - and
+// what the tool's result would change (a crawl's saved pages) is changed only once every guard has
+// allowed. Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
 // on the io_context: each with its own time limit, and one of them (an export to a remote log
 // that never answers) cut off after 50 ms and skipped (FailOpen), so the answer still comes.
 // One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
@@ -606,8 +606,8 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
       hookset::validator([](const ToolCall& call, std::string_view) -> hookset::Validation {
         const std::string_view path = call.args.at("path").get_string();
         if (inside_workspace(path)) return hookset::pass();
-        return hookset::reject("fs_write outside the workspace (" +
-                               std::string(workspace_root) + "): " + std::string(path));
+        return hookset::reject("fs_write outside the workspace (" + std::string(workspace_root) +
+                               "): " + std::string(path));
       }),
       {.name = "fs-write-workspace-only"});
   // Every call (any key), first: counted per tool.

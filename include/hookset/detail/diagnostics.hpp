@@ -706,6 +706,34 @@ constexpr bool report_call_arity() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Attribution: call<Slot>(args...).with_attribution()
+
+template <class Kind>
+constexpr bool report_attributed_void() {
+  static_assert(
+      sizeof(Kind) == 0,
+      "hookset: call<Slot>(args...).with_attribution(): a void slot produces no result to "
+      "attribute");
+  return false;
+}
+template <class Kind>
+constexpr bool report_attributed_aggregate() {
+  static_assert(
+      sizeof(Kind) == 0,
+      "hookset: call<Slot>(args...).with_attribution(): an Aggregate slot's result is its "
+      "companion's, made of every output; to know which registration produced each "
+      "output, let the aggregate take std::vector<hookset::Attributed<R>>");
+  return false;
+}
+template <class Kind>
+constexpr bool report_attributed_pipeline() {
+  static_assert(sizeof(Kind) == 0,
+                "hookset: call<Slot>(args...).with_attribution(): a Pipeline slot's result already "
+                "names the registration that decided it: PipelineResult::decided_by");
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Keyed slots
 
 template <class Slot, class Selector>

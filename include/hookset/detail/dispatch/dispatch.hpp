@@ -40,6 +40,7 @@
 #include <variant>
 #include <vector>
 
+#include <hookset/attributed.hpp>
 #include <hookset/call_options.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/coro/await_context.hpp>
@@ -50,6 +51,7 @@
 #include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/events.hpp>
 #include <hookset/detail/hook_call.hpp>
@@ -126,8 +128,34 @@ struct next_handle {
 template <class Result>
 struct concurrent_state;
 
+// A dispatch asked which registration produced its result (`.with_attribution()`, docs/semantics.md
+// section 4): the dispatch of Kind with that flag, a type of its own. Dispatches that do not ask
+// are of Kind itself, and keep no trace of their producer.
+template <class Kind>
+struct attributing : Kind {};
+template <class Kind>
+struct plain_kind {
+  using type = Kind;
+};
+template <class Kind>
+struct plain_kind<attributing<Kind>> {
+  using type = Kind;
+};
+template <class Kind>
+inline constexpr bool is_attributing = !std::is_same_v<typename plain_kind<Kind>::type, Kind>;
+
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
+struct converting_dispatch {};
+// What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
+template <class Plain>
+struct delegated_dispatch {
+  bool started = false;
+  late<Plain> plain;
+  HookId interceptor;
+  std::string name;
+};
+struct no_delegation {};  // (a type of its own: it shares its address with the other members)
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
@@ -135,7 +163,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using output = typename Kind::output;
   using list_type = hook_list;
   using entry = hook_entry;
-  using descriptor = slot_descriptor<Kind>;
+  using descriptor = slot_descriptor<typename plain_kind<Kind>::type>;
   using indices = std::index_sequence_for<A...>;
 
   static constexpr bool is_void = Kind::is_void;
@@ -152,6 +180,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       !Kind::has_chain && !Kind::is_pipeline && !Kind::is_concurrent;
   // An aggregate that takes each output with the registration that produced it (producer_).
   static constexpr bool attributed = collects_attributed<Kind>;
+  // A dispatch whose result says which registration produced it (attributing<Kind>).
+  static constexpr bool attributes_result = is_attributing<Kind>;
+  // Whether producer_ follows what produced value_.
+  static constexpr bool tracks_producer = attributed || attributes_result;
   // An aggregate that turns a FailClosed hook's failure into an output of that hook.
   static constexpr bool substitutes = substitutes_failures<Kind>;
   using collected = std::conditional_t<attributed, Attributed<result>, result>;
@@ -174,6 +206,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr std::uint8_t keeps_owner =
       128;  // owner_kept_ holds what the hook lists belong to
 
+  template <class, class>
+  friend class dispatch;  // (the same dispatch with or without attribution)
+
  public:
   // What its hooks return, and its slot's Aggregate companion (void: none) - for the
   // combinators that run a dispatch (a tripwire: <hookset/tripwire.hpp>).
@@ -193,6 +228,27 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         set_observer_(set_observer),
         default_sync_(slot.default_sync),
         default_async_(slot.default_async) {}
+
+  // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
+  // start_delegated()): the inputs and the options move.
+  template <class Other>
+  dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
+      : args_(std::move(other.args_)),
+        owner_(other.owner_),
+        slot_(other.slot_),
+        set_observer_(other.set_observer_),
+        default_sync_(other.default_sync_),
+        default_async_(other.default_async_),
+        flags_(other.flags_ & (has_context | keeps_owner)) {
+    if (flags_ & has_context) {
+      context_ = other.context_;
+      other.flags_ &= static_cast<std::uint8_t>(~has_context);
+    }
+    if (flags_ & keeps_owner) {
+      owner_kept_.emplace(other.owner_kept_.take());
+      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
+    }
+  }
 
   // Movable until it starts (compilers may move awaiters): the inputs and the options move.
   dispatch(dispatch&& other) noexcept(
@@ -215,6 +271,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   dispatch& operator=(dispatch&&) = delete;
   HOOKSET_ALWAYS_INLINE ~dispatch() {
+    if constexpr (attributes_result)
+      if (delegation_.started) delegation_.plain.destroy();
     if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
   }
@@ -244,6 +302,24 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     context().options().executor = &executor;
     return std::move(*this);
   }
+  // This dispatch, its result attributed to the registration that produced it: an awaitable
+  // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
+  // options above combine with it before or after.
+  auto with_attribution() && requires(!attributes_result) {
+    if constexpr (is_void) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
+      return ill_formed_slot_dispatch<void>{};
+    } else if constexpr (Kind::has_aggregate) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_aggregate<Kind>();
+      return ill_formed_slot_dispatch<Attributed<output>>{};
+    } else if constexpr (Kind::is_pipeline) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_pipeline<Kind>();
+      return ill_formed_slot_dispatch<Attributed<output>>{};
+    } else {
+      return dispatch<attributing<Kind>>(converting_dispatch{}, std::move(*this));
+    }
+  }
+
   // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
   // long as the dispatch.
   dispatch&& keeping(std::shared_ptr<const void> owner) && {
@@ -282,7 +358,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // `std::move(dispatch)(token)` with any Asio completion token; what makes `co_await
   // set.call<S>(...)` work inside an asio::awaitable. Found through hookset_async_call, which
   // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
-  using result_type = output;
+  using result_type = std::conditional_t<attributes_result, Attributed<output>, output>;
   template <class CompletionToken>
   auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
       std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
@@ -297,6 +373,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       // for the key is this dispatch's own, released with it, on every path).
       if (list_ && list_->list_for_key) take_list_for_key();
     }
+    if constexpr (attributes_result) {
+      if (list_) {
+        // Interceptors have the last word (start_delegated). Else the snapshot is held to the
+        // end: await_resume reads the producer's registration, which a hook may have removed.
+        if (list_->any_interceptor) return start_delegated();
+        hold_list();
+      }
+    }
     if constexpr (companions_constructible) {
       if (unwatched()) [[likely]] {
         // Inlined (the default called directly) for slots without companions; with
@@ -309,7 +393,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           else return start_without_hooks();
         }
         if (list_->all_plain) return start_all_plain();
-        if constexpr (!Kind::is_keyed)
+        if constexpr (!Kind::is_keyed && !attributes_result)
           if (list_->any_interceptor) return start_intercepted_unwatched();
       }
     }
@@ -324,7 +408,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // context, from await_ready). (The kinds of the lean loops, fold and chain; keyed slots and
   // the others take the operation's general path.)
   bool run_if_synchronous() {
-    if constexpr (Kind::is_keyed || !companions_constructible ||
+    if constexpr (Kind::is_keyed || !companions_constructible || attributes_result ||
                   !(plain_fold_loop || (plain_chain_loop && chain_judges_synchronously))) {
       return false;
     } else {
@@ -349,6 +433,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // context of the coroutine awaiting the dispatch.
   template <class Promise>
   auto await_suspend(std::coroutine_handle<Promise> waiting) {
+    if constexpr (attributes_result)
+      if (delegation_.started) return delegation_.plain.get().await_suspend(waiting);
     // The unwatched interceptor layer's first interceptor, a coroutine: awaited directly (the
     // driver has nothing to do for it), its result taken by await_resume.
     if (awaits_interceptor_directly()) {
@@ -363,17 +449,49 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
   }
 
-  HOOKSET_ALWAYS_INLINE output await_resume() {
-    if (flags_ & driving) [[unlikely]] {
-      if (awaits_interceptor_directly()) [[unlikely]]
-        return resume_interceptor();
-      get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+  HOOKSET_ALWAYS_INLINE result_type await_resume() {
+    if constexpr (attributes_result) {
+      return resume_attributed();
+    } else {
+      if (flags_ & driving) [[unlikely]] {
+        if (awaits_interceptor_directly()) [[unlikely]]
+          return resume_interceptor();
+        get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+      }
+      if constexpr (Kind::has_producer) return std::move(*output_);
+      else if constexpr (!std::is_void_v<output>) return std::move(*value_);
     }
-    if constexpr (Kind::has_producer) return std::move(*output_);
-    else if constexpr (!std::is_void_v<output>) return std::move(*value_);
   }
 
  private:
+  // ---- attribution (attributing<Kind>) ------------------------------------------------------
+
+  // The result, with the registration that produced value_ (the finalizer's input, with
+  // Finalize): producer_, held with the snapshot (await_ready); null for the default.
+  result_type resume_attributed() {
+    if (delegation_.started)
+      return {delegation_.plain.get().await_resume(), delegation_.interceptor,
+              std::move(delegation_.name)};
+    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();
+    output& produced = [&]() -> output& {
+      if constexpr (Kind::has_producer) return *output_;
+      else return *value_;
+    }();
+    if (!producer_) return {std::move(produced), HookId{}, std::string()};
+    return {std::move(produced), producer_->id(), producer_->record->name};
+  }
+  // An attributing dispatch of a slot with interceptors: they run in a dispatch of the plain
+  // kind (the one their Next<S> knows), and its result, the outermost interceptor's (it has the
+  // last word, section 21), is attributed to that interceptor.
+  HOOKSET_NOINLINE bool start_delegated() {
+    const entry& outermost = list_->interceptors.front();
+    delegation_.interceptor = outermost.id();
+    delegation_.name = outermost.record->name;
+    delegation_.plain.emplace(converting_dispatch{}, std::move(*this));
+    delegation_.started = true;
+    return delegation_.plain.get().await_ready();
+  }
+
   // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
   HOOKSET_ALWAYS_INLINE bool unwatched() const noexcept {
     return !set_observer_ && !(flags_ & has_context) && !observer_installed();
@@ -398,11 +516,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
         set_context(new dispatch_context(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
-      if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
-        hold_list();  // as any dispatch that suspends (below)
-        start_intercepted();
-        if (flags_ & has_context) context_->arm_deadline();
-        return false;
+      if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
+        if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
+          hold_list();  // as any dispatch that suspends (below)
+          start_intercepted();
+          if (flags_ & has_context) context_->arm_deadline();
+          return false;
+        }
       }
       if (list_) {
         hooks_ = list_->hooks.data();
@@ -693,9 +813,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (!(flags_ & has_context)) return nullptr;
     return static_cast<output_watch<result>*>(context_->watch());
   }
-  // Who produced the newest output (null: the default), for an attributed aggregate.
+  // Who produced the newest output (null: the default), for an attributed aggregate or result.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
-    if constexpr (attributed) producer_ = hook;
+    if constexpr (tracks_producer) producer_ = hook;
   }
   HOOKSET_ALWAYS_INLINE bool finish() {
     if constexpr (Kind::is_pipeline) {
@@ -844,6 +964,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return start_plain();
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     value_ = plain_fold(*list_, default_sync_, args_);
+    if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
+      producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
     return true;
   }
   // Whether plain_fold can run the dispatch: a default it calls runs synchronously.
@@ -899,10 +1021,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       } else {
         sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
         result last = call_with_args(default_sync_, nullptr);
+        produced_by(nullptr);
         if (chain(std::as_const(last)) != Flow::Break) {
           const entry* hook = list_->hooks.data();
           for (const entry* const end = hook + list_->hooks.size(); hook != end; ++hook) {
             last = call_with_args(sync_call_of<Kind>(*hook), hook->object);
+            produced_by(hook);
             if (chain(std::as_const(last)) == Flow::Break) break;
           }
         }
@@ -977,6 +1101,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       }
       next_ = end;
       produced_ += end - first;
+      if constexpr (attributes_result) produced_by(hooks + end - 1);  // (first < end)
       return next::more;
     } else {
       [[maybe_unused]] std::conditional_t<B == bookkeeping::observed, HookEvent, no_value> event =
@@ -1024,6 +1149,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (counts_at_end) {
         next_ = i;
         produced_ += i - first;
+        if constexpr (attributes_result) produced_by(hooks + i - 1);  // (first < i)
       }
       return next::more;
     }
@@ -1361,8 +1487,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       value_;  // `last` of fold slots, else the newest output
   [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<collected>, no_value>
       outputs_;
-  // What produced value_, for an attributed aggregate (null: the default).
-  [[no_unique_address]] std::conditional_t<attributed, const entry*, no_value> producer_;
+  // What produced value_, for an attributed aggregate or result (null: the default).
+  [[no_unique_address]] std::conditional_t<tracks_producer, const entry*, no_value> producer_;
+  // An attributing dispatch run by its interceptors (start_delegated).
+  [[no_unique_address]] std::conditional_t<
+      attributes_result, delegated_dispatch<dispatch<typename plain_kind<Kind>::type>>,
+      no_delegation>
+      delegation_;
   [[no_unique_address]] std::conditional_t<Kind::has_producer, std::optional<output>, no_value>
       output_;
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
