@@ -139,6 +139,12 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
   bool starting = true;
   std::exception_ptr failure;  // what the dispatch ends with, once every hook has finished
 
+  // Whether a hook ran past its own time limit (its timer fired, or it returned late).
+  auto over_own_limit = [](const concurrent_slot<result>& slot, const entry& hook) {
+    return hook.record->timeout &&
+           (slot.own_limit.expired() ||
+            std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
+  };
   auto stop_running = [&] {
     starting = false;
     for (std::size_t i = take; i < start; ++i) state->slots[i - first].stop.request_stop();
@@ -153,11 +159,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
       hook_position_ = i;
       hook_started_ = slot.event_started;
       slot.own_limit.cancel();
-      const bool own_limit =
-          hook.record->timeout &&
-          (slot.own_limit.expired() ||
-           std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
-      const hook_step step = conclude_hook(hook, std::move(slot.error), own_limit);
+      const hook_step step = conclude_hook(hook, std::move(slot.error), over_own_limit(slot, hook));
       if (step != hook_step::skipped) {
         // (substituted: value_ holds the output its aggregate made of the failure)
         if constexpr (!is_void)
@@ -185,11 +187,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
         if (slot.shown || slot.concluded || !state->is_done(i - first)) continue;
         slot.shown = true;
         const entry& hook = hooks_[i];
-        const bool own_limit =
-            hook.record->timeout &&
-            (slot.own_limit.expired() ||
-             std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
-        if (!slot.error && !own_limit) {
+        if (!slot.error && !over_own_limit(slot, hook)) {
           watch->seen(&hook, &*slot.value);
         } else if constexpr (substitutes) {
           if (hook.on_failure == FailurePolicy::fail_closed) {

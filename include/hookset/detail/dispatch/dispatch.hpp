@@ -253,22 +253,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Movable until it starts (compilers may move awaiters): the inputs and the options move.
   dispatch(dispatch&& other) noexcept(
       std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
-      : args_(std::move(other.args_)),
-        owner_(other.owner_),
-        slot_(other.slot_),
-        set_observer_(other.set_observer_),
-        default_sync_(other.default_sync_),
-        default_async_(other.default_async_),
-        flags_(other.flags_ & (has_context | keeps_owner)) {
-    if (flags_ & has_context) {
-      context_ = other.context_;
-      other.flags_ &= static_cast<std::uint8_t>(~has_context);
-    }
-    if (flags_ & keeps_owner) {
-      owner_kept_.emplace(other.owner_kept_.take());
-      other.flags_ &= static_cast<std::uint8_t>(~keeps_owner);
-    }
-  }
+      : dispatch(converting_dispatch{}, std::move(other)) {}
   dispatch& operator=(dispatch&&) = delete;
   HOOKSET_ALWAYS_INLINE ~dispatch() {
     if constexpr (attributes_result)
