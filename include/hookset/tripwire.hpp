@@ -29,6 +29,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -42,6 +43,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch/context.hpp>
+#include <hookset/errors.hpp>
 #include <hookset/guard.hpp>
 
 namespace hookset {
@@ -118,11 +120,17 @@ Task<R> await_in_place(Awaitable& awaitable) {
 }
 
 // What a tripwire's guards, its work and the tripwire itself share: the stop sources of the
-// guards and of the work, the trip, and the admission. The guards' dispatch reports each
-// verdict to it (an output_watch) as the guard finishes, on the guard's thread.
+// guards and of the work, what ended the run early, and the admission. The guards' dispatch
+// reports each verdict to it (an output_watch) as the guard finishes, on the guard's thread.
+//   The first of these ends the run, and the others then count for nothing: a guard trips (its
+// verdict is above the bottom), the guards' dispatch fails (a Propagate failure, a stop), the
+// work fails. Each stops whatever is still running: a trip or a failure of the guards stops the
+// work and the guards, a failure of the work stops the guards (there is nothing left to guard).
 template <class D, class L>
 class tripwire_state final : public output_watch<Verdict<D>> {
  public:
+  enum class ended : unsigned char { not_yet, tripped, guards_failed, work_failed };
+
   hookset::stop_source guards_stop{hookset::nostopstate};  // the guards' dispatch's own
   hookset::stop_source work_stop;
   hookset::stop_token work_token = work_stop.get_token();
@@ -132,54 +140,72 @@ class tripwire_state final : public output_watch<Verdict<D>> {
     if (verdict && verdict->decision == L::bottom) return;  // passes
     {
       std::lock_guard lock(mutex_);
-      if (trip_ || failed_) return;  // (the first one counts)
+      if (ended_ != ended::not_yet) return;  // (the first one counts)
       if (verdict) {
-        try {
-          trip_.emplace(Attributed<Verdict<D>>{*verdict, hook ? hook->id() : HookId{},
-                                               hook ? hook->record->name : std::string()});
-        } catch (...) {  // (no memory for the reason: the trip still trips)
-          trip_.emplace(Attributed<Verdict<D>>{Verdict<D>{verdict->decision, {}},
-                                               hook ? hook->id() : HookId{}, std::string()});
-        }
+        trip(*verdict, hook ? hook->id() : HookId{}, hook ? &hook->record->name : nullptr);
       } else {
-        failed_ = true;  // the guards' dispatch fails: its error is the tripwire's
+        ended_ = ended::guards_failed;  // the guards' dispatch fails: its error is the tripwire's
       }
     }
     stop_all();
+  }
+  // The work failed (as it failed): the guards still running are asked to stop.
+  static void work_failed(void* self) noexcept {
+    auto& state = *static_cast<tripwire_state*>(self);
+    {
+      std::lock_guard lock(state.mutex_);
+      if (state.ended_ != ended::not_yet) return;
+      state.ended_ = ended::work_failed;
+    }
+    state.guards_stop.request_stop();
   }
   // Stops the work and the guards (a trip, a failure, the tripwire's own stop).
   void stop_all() noexcept {
     work_stop.request_stop();
     guards_stop.request_stop();
   }
-  // Once the guards' dispatch has ended: trips on a join above the bottom that no single
-  // verdict was seen to trip (an interceptor may change the verdicts), then settles.
+  // Once the guards' dispatch has ended (verdicts: null when it failed): trips on a join above
+  // the bottom that no single verdict was seen to trip (an interceptor may change the
+  // verdicts), then settles the admission - granted only when nothing ended the run.
   void guards_settled(const Verdicts<D>* verdicts) {
-    bool tripped;
+    bool granted;
     {
       std::lock_guard lock(mutex_);
-      if (!trip_ && !failed_ && verdicts && !(verdicts->decision == L::bottom)) {
-        const Attributed<Verdict<D>>* by = verdicts->decided_by();
-        trip_.emplace(by ? *by
-                         : Attributed<Verdict<D>>{Verdict<D>{verdicts->decision, {}}, {}, {}});
+      if (ended_ == ended::not_yet) {
+        if (!verdicts) {
+          ended_ = ended::guards_failed;
+        } else if (!(verdicts->decision == L::bottom)) {
+          if (const Attributed<Verdict<D>>* by = verdicts->decided_by())
+            trip(by->value, by->hook, &by->name);
+          else trip(Verdict<D>{verdicts->decision, {}}, HookId{}, nullptr);
+        }
       }
-      if (!verdicts) failed_ = true;
-      tripped = trip_ || failed_;
+      granted = ended_ == ended::not_yet;
     }
-    if (tripped) work_stop.request_stop();
-    admission.settle(!tripped);
+    if (!granted) work_stop.request_stop();
+    admission.settle(granted);
   }
-  bool stopped() const {
+  ended how_ended() const {
     std::lock_guard lock(mutex_);
-    return trip_ || failed_;
+    return ended_;
   }
-  // After the guards settled (no more writers).
+  // After the guards settled and the work finished (no more writers).
   std::optional<Attributed<Verdict<D>>>& trip() noexcept { return trip_; }
 
  private:
+  // (Under the mutex.) Without memory for the reason or the name, the trip still trips.
+  void trip(const Verdict<D>& verdict, HookId hook, const std::string* name) noexcept {
+    ended_ = ended::tripped;
+    try {
+      trip_.emplace(Attributed<Verdict<D>>{verdict, hook, name ? *name : std::string()});
+    } catch (...) {
+      trip_.emplace(Attributed<Verdict<D>>{Verdict<D>{verdict.decision, {}}, hook, {}});
+    }
+  }
+
   mutable std::mutex mutex_;
   std::optional<Attributed<Verdict<D>>> trip_;
-  bool failed_ = false;
+  ended ended_ = ended::not_yet;
 };
 
 // What the work is: T, from an awaitable or from a callable taking the Admission.
@@ -226,6 +252,7 @@ Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch 
                                                                   Executor* executor,
                                                                   bool guards_first) {
   using T = typename work_traits<Work>::result;
+  using ended = typename tripwire_state<D, L>::ended;
   tripwire_state<D, L> state;
   const await_context* parent = co_await current_await_context();
 
@@ -248,29 +275,51 @@ Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch 
     if (token->stop_possible()) everything_parent.emplace(*token, stop_everything{&state});
 
   // The guards run under the awaiting coroutine's context (its executor), the work under a link
-  // with its own stop token.
+  // with its own stop token. The guards start first; the work starts unless the run has ended
+  // already - the guards finished (guards_first: waited for), or the tripwire was stopped.
   const await_context work_link{parent, nullptr, &state.work_token, executor};
   launched<Verdicts<D>> guards_run;
   launched<T> work_run;
-  launch(guards_run, await_in_place<Verdicts<D>>(guards_dispatch), parent);
-  if (guards_first) co_await guards_run.finished();
-  if (!state.stopped())
-    launch(work_run, work_traits<Work>::start(work, state.admission), &work_link);
-  co_await guards_run.finished();
+  work_run.on_failure(&tripwire_state<D, L>::work_failed, &state);
   std::optional<Verdicts<D>> verdicts;
-  if (!guards_run.error()) verdicts.emplace(guards_run.take());
-  state.guards_settled(verdicts ? &*verdicts : nullptr);
+  bool settled = false;
+  auto settle = [&] {
+    if (!guards_run.error()) verdicts.emplace(guards_run.take());
+    state.guards_settled(verdicts ? &*verdicts : nullptr);
+    settled = true;
+  };
+  launch(
+      guards_run, [&] { return await_in_place<Verdicts<D>>(guards_dispatch); }, parent);
+  if (guards_first || guards_run.done()) {
+    co_await guards_run.finished();
+    settle();
+  }
+  if (state.how_ended() == ended::not_yet && !state.work_token.stop_requested())
+    launch(
+        work_run, [&] { return work_traits<Work>::start(work, state.admission); }, &work_link);
+  if (!settled) {
+    co_await guards_run.finished();
+    settle();
+  }
   if (work_run.started()) co_await work_run.finished();
 
   everything_own.reset();
   everything_parent.reset();
   Guarded<T, D> outcome;
-  if (auto& trip = state.trip()) {
-    outcome.verdicts.decision = trip->value.decision;
-    outcome.trip = std::move(trip);
-    co_return outcome;
+  switch (state.how_ended()) {
+    case ended::tripped:
+      outcome.trip = std::move(state.trip());
+      outcome.verdicts.decision = outcome.trip->value.decision;
+      co_return outcome;
+    case ended::guards_failed:
+      std::rethrow_exception(guards_run.error());
+    case ended::work_failed:
+      std::rethrow_exception(work_run.error());
+    case ended::not_yet:
+      break;
   }
-  if (!verdicts) std::rethrow_exception(guards_run.error());  // the guards failed
+  if (!work_run.started())  // (the tripwire was stopped after the guards had settled)
+    throw DispatchCancelled(std::string(guards_dispatch.slot_name()));
   outcome.verdicts = std::move(*verdicts);
   if constexpr (std::is_void_v<T>) {
     work_run.take();

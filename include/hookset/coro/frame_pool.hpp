@@ -13,9 +13,22 @@
 //    destructible thread-local flag, readable for the whole life of the thread, records that; a
 //    frame freed later in thread exit (e.g. by another thread_local's destructor) then goes to
 //    ::operator delete instead of touching the destroyed cache.
+//  - Under AddressSanitizer a cached block is poisoned until it is handed out again, so a frame
+//    used after it was freed is reported as it would be without the pool.
 
 #include <cstddef>
 #include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HOOKSET_FRAME_POOL_POISONS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOOKSET_FRAME_POOL_POISONS 1
+#endif
+#endif
+#if defined(HOOKSET_FRAME_POOL_POISONS)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace hookset::detail {
 
@@ -32,6 +45,7 @@ class frame_pool {
     thread_cache& cache = local_cache();
     const std::size_t cls = size_class(size);
     if (free_block* block = cache.head[cls]) {
+      unpoison(block, block_size(size));
       cache.head[cls] = block->next;
       --cache.count[cls];
       return block;
@@ -48,6 +62,7 @@ class frame_pool {
       if (cache.count[cls] < max_blocks_per_class) {
         cache.head[cls] = ::new (pointer) free_block{cache.head[cls]};
         ++cache.count[cls];
+        poison(pointer, block_size(size));
         return;
       }
     }
@@ -60,6 +75,19 @@ class frame_pool {
   struct free_block {
     free_block* next;
   };
+
+  // A cached block's bytes past its link (the link is read when the block is taken).
+  static void poison([[maybe_unused]] void* block, [[maybe_unused]] std::size_t size) noexcept {
+#if defined(HOOKSET_FRAME_POOL_POISONS)
+    ASAN_POISON_MEMORY_REGION(static_cast<char*>(block) + sizeof(free_block),
+                              size - sizeof(free_block));
+#endif
+  }
+  static void unpoison([[maybe_unused]] void* block, [[maybe_unused]] std::size_t size) noexcept {
+#if defined(HOOKSET_FRAME_POOL_POISONS)
+    ASAN_UNPOISON_MEMORY_REGION(block, size);
+#endif
+  }
 
   static void release(void* block, [[maybe_unused]] std::size_t size) noexcept {
 #if defined(__cpp_sized_deallocation)  // Clang leaves sized deallocation off by default
@@ -94,6 +122,7 @@ class frame_pool {
       for (std::size_t cls = 0; cls < class_count; ++cls) {
         while (free_block* block = head[cls]) {
           head[cls] = block->next;
+          unpoison(block, (cls + 1) * size_step);
           release(block, (cls + 1) * size_step);
         }
       }

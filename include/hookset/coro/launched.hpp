@@ -1,15 +1,18 @@
 #pragma once
-// launched<T>: a Task started at once (not awaited), whose outcome is awaited later, once, by
-// one coroutine. What a combinator that runs two pieces of work side by side - a tripwire's
-// guards and its work - starts them with:
+// Tasks started at once, not awaited: run_detached, the one runner of the library's concurrent
+// work (a concurrent slot's hooks, a tripwire's guards and work), and launched<T>, a Task so
+// started whose outcome one coroutine awaits later:
 //
 //   launched<int> work;
-//   launch(work, make_task(), &link);  // runs until its first suspension
+//   launch(work, [&] { return make_task(); }, &link);  // runs until its first suspension
 //   ...
-//   co_await work.finished();          // at once if it finished meanwhile
-//   int value = work.take();           // rethrows its exception
+//   co_await work.finished();                          // at once if it finished meanwhile
+//   int value = work.take();                           // rethrows its exception
 //
-// The launched<T> must outlive the Task: its owner awaits finished() before it goes.
+// A started Task has *finished* when its frame is destroyed - its locals and its by-value
+// parameters with it - not when its body returns: only then is its owner told. So whoever
+// waits for it to finish may free what the Task's code used, and nothing of it runs afterwards.
+// The owner of a launched<T> awaits finished() before it goes.
 
 #include <coroutine>
 #include <exception>
@@ -24,6 +27,40 @@
 
 namespace hookset::detail {
 
+// A coroutine nobody awaits: it runs from its call to its end and frees its own frame.
+struct detached_coroutine {
+  struct promise_type : pooled_frame, await_context_carrier {
+    detached_coroutine get_return_object() noexcept { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }  // its body catches everything
+  };
+};
+
+// Awaits `task` under `context` (the await context its code sees: stop token, executor), with
+// nobody awaiting the runner. `sink` takes the outcome: sink.value(v) (sink.value() for void) or
+// sink.error(e) as soon as the task has returned or thrown; then the task's frame is destroyed;
+// then sink.finished() - after which the runner touches nothing of its owner's.
+template <class T, class Sink>
+detached_coroutine run_detached(Task<T> task, const await_context* context, Sink sink) {
+  co_await exchange_await_context{context};
+  {
+    Task<T> running = std::move(task);  // (goes at the end of this block, before finished())
+    try {
+      if constexpr (std::is_void_v<T>) {
+        co_await std::move(running);
+        sink.value();
+      } else {
+        sink.value(co_await std::move(running));
+      }
+    } catch (...) {
+      sink.error(std::current_exception());
+    }
+  }
+  sink.finished();
+}
+
 template <class T>
 class launched {
  public:
@@ -32,6 +69,11 @@ class launched {
   launched& operator=(const launched&) = delete;
 
   bool started() const noexcept { return started_; }
+  // Whether it has finished already (a Task that ran to its end inside launch).
+  bool done() const {
+    std::lock_guard lock(mutex_);
+    return done_;
+  }
 
   // Waits until the Task has finished (at once if it has).
   auto finished() noexcept {
@@ -48,6 +90,12 @@ class launched {
     };
     return awaiter{*this};
   }
+  // Called with `argument` when the Task fails, as it fails (before it has finished): an owner
+  // that must react at once (a tripwire stops the guards when its work fails). Set before launch.
+  void on_failure(void (*notify)(void*) noexcept, void* argument) noexcept {
+    on_failure_ = notify;
+    on_failure_argument_ = argument;
+  }
   // After finished(): its exception, if it failed.
   const std::exception_ptr& error() const noexcept { return error_; }
   // After finished(): its value (rethrows its exception).
@@ -57,52 +105,58 @@ class launched {
   }
 
  private:
-  struct runner {
-    struct promise_type : pooled_frame, await_context_carrier {
-      runner get_return_object() noexcept { return {}; }
-      std::suspend_never initial_suspend() noexcept { return {}; }
-      std::suspend_never final_suspend() noexcept { return {}; }
-      void return_void() noexcept {}
-      void unhandled_exception() noexcept { std::terminate(); }  // run() catches everything
-    };
-  };
-  template <class U>
-  friend void launch(launched<U>& into, Task<U> task, const await_context* context);
+  template <class U, class Make>
+  friend void launch(launched<U>& into, Make&& make, const await_context* context);
 
-  static runner run(launched* self, Task<T> task, const await_context* context) {
-    co_await exchange_await_context{context};
-    std::exception_ptr error;
-    try {
-      if constexpr (std::is_void_v<T>) co_await std::move(task);
-      else self->value_.emplace(co_await std::move(task));
-    } catch (...) {
-      error = std::current_exception();
+  // run_detached's sink.
+  struct into_launched {
+    launched* self;
+    template <class... V>
+    void value(V&&... value) {
+      if constexpr (sizeof...(V) != 0) self->value_.emplace(std::forward<V>(value)...);
     }
-    std::coroutine_handle<> wake;
-    {
-      std::lock_guard lock(self->mutex_);
-      self->error_ = std::move(error);
-      self->done_ = true;
-      wake = std::exchange(self->waiting_, nullptr);
+    void error(std::exception_ptr error) noexcept { self->fail(std::move(error)); }
+    void finished() noexcept {
+      std::coroutine_handle<> wake;
+      {
+        std::lock_guard lock(self->mutex_);
+        self->done_ = true;
+        wake = std::exchange(self->waiting_, nullptr);
+      }
+      // (From here on `self` may be gone: its owner saw done_.)
+      if (wake) wake.resume();
     }
-    // (From here on `self` may be gone: its owner saw done_.)
-    if (wake) wake.resume();
+  };
+  void fail(std::exception_ptr error) noexcept {
+    error_ = std::move(error);
+    if (on_failure_) on_failure_(on_failure_argument_);
   }
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   bool started_ = false;
   bool done_ = false;
   std::coroutine_handle<> waiting_;
   std::exception_ptr error_;
+  void (*on_failure_)(void*) noexcept = nullptr;
+  void* on_failure_argument_ = nullptr;
   std::optional<std::conditional_t<std::is_void_v<T>, char, T>> value_;
 };
 
-// Starts `task` under `context` (the await context its code sees: stop token, executor); it
-// runs until its first suspension before launch returns.
-template <class T>
-void launch(launched<T>& into, Task<T> task, const await_context* context) {
+// Starts the Task `make()` returns under `context`; it runs until its first suspension before
+// launch returns. If make() throws, the launched Task has failed with that exception (and
+// finished: there is nothing to wait for).
+template <class T, class Make>
+void launch(launched<T>& into, Make&& make, const await_context* context) {
   into.started_ = true;
-  launched<T>::run(&into, std::move(task), context);
+  Task<T> task;
+  try {
+    task = std::forward<Make>(make)();
+  } catch (...) {
+    into.fail(std::current_exception());
+    into.done_ = true;  // (nobody else knows it yet: no lock to take)
+    return;
+  }
+  run_detached(std::move(task), context, typename launched<T>::into_launched{&into});
 }
 
 }  // namespace hookset::detail

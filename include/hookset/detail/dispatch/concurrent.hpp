@@ -4,8 +4,9 @@
 // synchronous ones still run at their turn. Their outcomes are taken in registration order, by
 // the same rules as one after another (conclude_hook, take_output). A Break (FirstSuccess), a
 // failure or a stop stops the starting and asks the running hooks to stop; the dispatch goes on
-// (or fails) only when every hook it started has finished. The driver (driver.hpp) runs it
-// (run_concurrently) from the first hook that suspends (run_stretch).
+// (or fails) only when every hook it started has finished - its coroutine frame destroyed, its
+// by-value parameters with it (run_detached reports a hook only then). The driver (driver.hpp)
+// runs it (run_concurrently) from the first hook that suspends (run_stretch).
 
 #include <chrono>
 #include <coroutine>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/launched.hpp>
 #include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
@@ -54,13 +56,12 @@ struct concurrent_state {
   std::size_t failures = 0;  // hooks that finished with an exception so far
   std::coroutine_handle<> waiting;
 
-  // A runner's hook finished: records it, wakes the driver if it waits.
-  void finish(std::size_t i, value_holder<Result>&& value, std::exception_ptr error) noexcept {
+  // A runner's hook finished - its frame destroyed - with the outcome stored in its slot:
+  // counts it, wakes the driver if it waits.
+  void finish(std::size_t i) noexcept {
     std::coroutine_handle<> wake;
     {
       std::lock_guard lock(mutex);
-      slots[i].value = std::move(value);
-      slots[i].error = std::move(error);
       slots[i].done = true;
       if (slots[i].error) ++failures;
       --in_flight;
@@ -69,6 +70,18 @@ struct concurrent_state {
     }
     if (wake) wake.resume();
   }
+  // run_detached's sink for hook i: the outcome goes into its slot (read by the driver only
+  // once the slot is done, under the mutex), then finish.
+  struct into_slot {
+    concurrent_state* state;
+    std::size_t i;
+    template <class... V>
+    void value(V&&... value) {
+      if constexpr (sizeof...(V) != 0) state->slots[i].value.emplace(std::forward<V>(value)...);
+    }
+    void error(std::exception_ptr error) noexcept { state->slots[i].error = std::move(error); }
+    void finished() noexcept { state->finish(i); }
+  };
   bool is_done(std::size_t i) {
     std::lock_guard lock(mutex);
     return slots[i].done;
@@ -103,30 +116,6 @@ struct concurrent_state {
     return awaiter{*this};
   }
 };
-
-// Awaits one hook's Task and reports to the state; frees itself.
-struct concurrent_runner {
-  struct promise_type : pooled_frame, await_context_carrier {
-    concurrent_runner get_return_object() noexcept { return {}; }
-    std::suspend_never initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }  // run_one catches everything
-  };
-};
-template <class Result>
-concurrent_runner run_one(concurrent_state<Result>* state, std::size_t i, Task<Result> task) {
-  co_await exchange_await_context{&state->slots[i].link};  // the hook sees its own stop token
-  value_holder<Result> value;
-  std::exception_ptr error;
-  try {
-    if constexpr (std::is_void_v<Result>) co_await std::move(task);
-    else value.emplace(co_await std::move(task));
-  } catch (...) {
-    error = std::current_exception();
-  }
-  state->finish(i, std::move(value), std::move(error));
-}
 
 template <class Kind, class... A>
 inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
@@ -276,22 +265,20 @@ inline void dispatch<Kind, mp::mp_list<A...>>::start_concurrent(concurrent_state
     std::lock_guard lock(state.mutex);
     ++state.in_flight;
   }
-  value_holder<result> value;
-  std::exception_ptr error;
   try {
     await_context_scope scope(&slot.link);
     if (hook.sync) {
       if constexpr (is_void) call_with_args(sync_call_of<Kind>(hook), hook.object);
-      else value.emplace(call_with_args(sync_call_of<Kind>(hook), hook.object));
+      else slot.value.emplace(call_with_args(sync_call_of<Kind>(hook), hook.object));
     } else {
-      Task<result> task = call_with_args(async_call_of<Kind>(hook), hook.object);
-      run_one(&state, i - first, std::move(task));
+      run_detached(call_with_args(async_call_of<Kind>(hook), hook.object), &slot.link,
+                   typename concurrent_state<result>::into_slot{&state, i - first});
       return;
     }
   } catch (...) {
-    error = std::current_exception();
+    slot.error = std::current_exception();
   }
-  state.finish(i - first, std::move(value), std::move(error));
+  state.finish(i - first);
 }
 
 }  // namespace hookset::detail

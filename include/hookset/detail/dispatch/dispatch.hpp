@@ -214,6 +214,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // combinators that run a dispatch (a tripwire: <hookset/tripwire.hpp>).
   using hook_result_type = result;
   using aggregate_type = typename Kind::aggregate;
+  std::string_view slot_name() const noexcept { return slot_->name; }
 
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
   // scoped one around it (await_context.hpp).
