@@ -8,8 +8,10 @@
 // which probes of that owner made since the mark are still alive:
 //
 //   const auto mark = lifetime::mark();
-//   sync_wait(set.call<S>(Request{x, /*owner=*/7}));
+//   sync_wait(set.call<S>(Request{x, lifetime::Probe(7)}));
 //   CHECK(lifetime::alive_since(7, mark).empty());
+//
+// or, for something that completes later (on this thread or another), run_checked below.
 //
 // An instance that outlives its owner's completion is reported with its thread and age, and
 // again (late_destructions) when it is finally destroyed, with the thread that destroyed it.
@@ -18,12 +20,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
+
+#include <hookset/coro/awaitable_traits.hpp>
+
+#include "test_support.hpp"
 
 namespace test_support::lifetime {
 
@@ -127,5 +135,34 @@ class Probe {
 
   int owner_;
 };
+
+// What run_checked saw: the awaited thing's error, and the owner's probes alive after it.
+struct Checked {
+  bool done = false;
+  std::exception_ptr error;
+  std::vector<std::string> outlived;
+};
+
+// Runs what start() returns at once (a dispatch, a tripwire run) without blocking and, when the
+// statement that awaited it is over, records which of the owner's probes made since it started
+// are still alive. start() makes the awaitable inside that statement, so it is gone by then too.
+// keep(result), if given, sees the result inside that statement.
+struct discard {
+  template <class... R>
+  void operator()(R&&...) const noexcept {}
+};
+template <class Start, class Keep = discard>
+Detached run_checked(Start start, int owner, Checked& out, Keep keep = {}) {
+  const std::uint64_t since = mark();
+  try {
+    if constexpr (std::is_void_v<hookset::detail::await_result_t<decltype(start())>>)
+      co_await start();
+    else keep(co_await start());
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+  out.outlived = alive_since(owner, since);
+  out.done = true;
+}
 
 }  // namespace test_support::lifetime

@@ -159,10 +159,13 @@ class tripwire_state final : public output_watch<Verdict<D>> {
     }
     state.guards_stop.request_stop();
   }
-  // Stops the work and the guards (a trip, a failure, the tripwire's own stop).
+  // Stops the work and the guards (a trip, a failure, the tripwire's own stop). The run may
+  // end inside either request (the last thing running stops, and the tripwire completes on this
+  // thread): nothing of this state is touched after the first.
   void stop_all() noexcept {
-    work_stop.request_stop();
-    guards_stop.request_stop();
+    hookset::stop_source work = work_stop, guards = guards_stop;
+    work.request_stop();
+    guards.request_stop();
   }
   // Once the guards' dispatch has ended (verdicts: null when it failed): trips on a join above
   // the bottom that no single verdict was seen to trip (an interceptor may change the

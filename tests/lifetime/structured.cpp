@@ -29,6 +29,8 @@ using test_support::CrossThreadEvent;
 using test_support::ManualEvent;
 using test_support::until_stopped;
 namespace lifetime = test_support::lifetime;
+using lifetime::Checked;
+using lifetime::run_checked;
 
 namespace {
 
@@ -62,25 +64,6 @@ struct Plain : hookset::Slot<int(int), hookset::Always> {
   static int default_impl(int x) { return x; }
 };
 using Set = hookset::HookSet<Fan, Fold, Guard, GuardInTurn, Plain>;
-
-// Runs what start() returns at once and, when the statement that awaited it is over, records
-// which of the owner's probes made since it started are still alive.
-struct Checked {
-  bool done = false;
-  std::exception_ptr error;
-  std::vector<std::string> outlived;
-};
-template <class Start>
-test_support::Detached run_checked(Start start, int owner, Checked& out) {
-  const std::uint64_t since = lifetime::mark();
-  try {
-    (void)co_await start();
-  } catch (...) {
-    out.error = std::current_exception();
-  }
-  out.outlived = lifetime::alive_since(owner, since);
-  out.done = true;
-}
 
 std::string message_of(const std::exception_ptr& error) {
   try {

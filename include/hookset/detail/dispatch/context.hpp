@@ -26,9 +26,12 @@
 
 namespace hookset::detail {
 
+// Forwards a stop to `target`. The stop may end the dispatch that owns `target` (and this
+// callback) inside the request - a hook that was the last to run returns, and the dispatch
+// completes on this thread - so the request is made through a copy that keeps the stop state.
 struct stop_forwarder {
   hookset::stop_source* target;
-  void operator()() const noexcept { target->request_stop(); }
+  void operator()() const noexcept { hookset::stop_source(*target).request_stop(); }
 };
 
 // A timer that requests stop on a source and records that it expired. Its callback owns what
