@@ -19,6 +19,8 @@
 
 #include <hookset/hookset.hpp>
 
+#include "lifetime_probe.hpp"
+
 namespace hookset_model {
 
 namespace mp = boost::mp11;
@@ -28,10 +30,16 @@ using hookset::Task;
 // ---- what a dispatch is given and what it records -----------------------------------------------
 
 // The slots' one parameter: the value hooks compute with, and the id of the dispatch (so calls of
-// dispatches suspended at the same time are told apart).
+// dispatches suspended at the same time are told apart). Coroutine hooks and interceptors take
+// it by value, so their frames hold copies; its lifetime probe (lifetime_probe.hpp) counts them
+// for the dispatch: when the dispatch has completed, none of the copies it made is alive.
 struct Call {
-  int x;
-  int id;
+  int x = 0;
+  int id = 0;
+  test_support::lifetime::Probe probe;
+
+  Call() = default;
+  Call(int x_, int id_) : x(x_), id(id_), probe(id_) {}
 };
 
 enum Who : int {

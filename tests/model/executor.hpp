@@ -120,7 +120,7 @@ struct Hook<Shape::Fold, false> {
 template <>
 struct Hook<Shape::Fold, true> {
   HookCore core;
-  Task<int> operator()(const Call& c, std::optional<int> last) const {
+  Task<int> operator()(Call c, std::optional<int> last) const {
     core.begin(c, encode(last));
     if (core.behaviour.suspend) co_await core.park(c);
     core.end();
@@ -139,7 +139,7 @@ struct Hook<Shape::Plain, false> {
 template <>
 struct Hook<Shape::Plain, true> {
   HookCore core;
-  Task<int> operator()(const Call& c) const {
+  Task<int> operator()(Call c) const {
     core.begin(c, c.x);
     if (core.behaviour.suspend) co_await core.park(c);
     core.end();
@@ -157,7 +157,7 @@ struct Hook<Shape::Void, false> {
 template <>
 struct Hook<Shape::Void, true> {
   HookCore core;
-  Task<void> operator()(const Call& c) const {
+  Task<void> operator()(Call c) const {
     core.begin(c, c.x);
     if (core.behaviour.suspend) co_await core.park(c);
     core.end();
@@ -176,7 +176,7 @@ struct Hook<Shape::Pipeline, false> {
 template <>
 struct Hook<Shape::Pipeline, true> {
   HookCore core;
-  Task<PipelineDecision> operator()(const Call& c) const {
+  Task<PipelineDecision> operator()(Call c) const {
     core.begin(c, c.x);
     if (core.behaviour.suspend) co_await core.park(c);
     core.end();
@@ -197,7 +197,7 @@ using output_of =
 
 // A coroutine hook run from a frame that owns it (a temporary's coroutine would outlive it).
 template <Shape Sh, class... Last>
-Task<output_of<Sh>> owning_frame(Hook<Sh, true> hook, const Call& c, Last... last) {
+Task<output_of<Sh>> owning_frame(Hook<Sh, true> hook, Call c, Last... last) {
   if constexpr (std::is_void_v<output_of<Sh>>) co_await hook(c, last...);
   else co_return co_await hook(c, last...);
 }
@@ -490,6 +490,8 @@ struct Flight {
   std::uint64_t dispatch_id = 0;  // the observer's id
   std::string real;
   bool real_done = false;
+  // The lifetime oracle: Call copies the dispatch made that are alive once it has completed.
+  std::vector<std::string> outlived;
 };
 
 // The flight's call options on a dispatch (before it starts).
@@ -511,6 +513,7 @@ auto call_of(const AnySet& set, const Call& c, const Flight& flight) {
 
 template <class S, class AnySet>
 test_support::Detached await_dispatch(const AnySet& set, Call c, Flight& flight) {
+  const std::uint64_t since = test_support::lifetime::mark();
   try {
     if constexpr (S::kind.has(kVoid)) {
       co_await with_options(call_of<S>(set, c, flight), flight);
@@ -521,6 +524,7 @@ test_support::Detached await_dispatch(const AnySet& set, Call c, Flight& flight)
   } catch (...) {
     flight.real = "throw:" + render_error(std::current_exception());
   }
+  flight.outlived = test_support::lifetime::alive_since(c.id, since);
   flight.real_done = true;
 }
 
@@ -1347,6 +1351,7 @@ class Executor {
         using S = typename decltype(slot)::type;
         if ((flight.variant & 1) != 0 || parks)
           return static_cast<void>(await_dispatch<S>(through, c, flight));
+        const std::uint64_t since = test_support::lifetime::mark();
         try {
           if constexpr (S::kind.has(kVoid)) {
             hookset::sync_wait(with_options(call_of<S>(through, c, flight), flight));
@@ -1358,6 +1363,7 @@ class Executor {
         } catch (...) {
           flight.real = "throw:" + render_error(std::current_exception());
         }
+        flight.outlived = test_support::lifetime::alive_since(c.id, since);
         flight.real_done = true;
       });
     };
@@ -1496,6 +1502,8 @@ class Executor {
     }
     if (flight.real != expected)
       return fail(where + ": result " + flight.real + ", the model expects " + expected);
+    if (!flight.outlived.empty())
+      return fail(where + ": structured lifetime broken, " + flight.outlived.front());
     if (events != p.events) {
       std::string text = where + ": calls differ\n    real: ";
       for (const Event& e : events) text += show(e) + " ";

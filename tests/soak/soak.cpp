@@ -38,6 +38,7 @@
 // asio::awaitable hook stopped before its coroutine first ran (the dispatch never completed),
 // and a synchronous hook concluded twice when its conclusion threw.
 #include "hookset_catch.hpp"
+#include "lifetime_probe.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -80,6 +81,7 @@
 namespace net = boost::asio;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+namespace lifetime = test_support::lifetime;
 
 namespace {
 
@@ -117,6 +119,8 @@ struct VersionSpec;
 // The argument of a dispatch, shared with its hooks: they count themselves on it, and check
 // that the dispatch has not completed.
 struct Probe {
+  int owner = 0;            // the dispatch's index, for the lifetime probes of its hooks' frames
+  std::uint64_t since = 0;  // (lifetime::mark() when it started)
   std::uint64_t input = 0;  // decides which hooks throw or wait long
   bool stall = false;       // the anchor hook waits 10 s
   std::atomic<bool> completed{false};
@@ -221,8 +225,10 @@ struct Hop {
   void await_resume() const noexcept {}
 };
 
+// Each hook coroutine takes a lifetime probe by value: its frame holds it until destroyed.
 hookset::Task<Value> hopping(std::shared_ptr<const HookSpec> spec, const ProbePtr& probe,
-                             std::optional<Value> last, net::any_io_executor executor) {
+                             std::optional<Value> last, net::any_io_executor executor,
+                             lifetime::Probe) {
   Visit visit(probe);
   co_await Hop{executor};
   const hookset::stop_token stop = co_await hookset::current_stop_token();
@@ -233,7 +239,7 @@ hookset::Task<Value> hopping(std::shared_ptr<const HookSpec> spec, const ProbePt
 // `probe` is the dispatch's own argument, by reference: it must stay alive until the hook has
 // finished, also when the hook is cancelled (ASan checks the read after the wait).
 net::awaitable<Value> waiting(std::shared_ptr<const HookSpec> spec, const ProbePtr& probe,
-                              std::optional<Value> last) {
+                              std::optional<Value> last, lifetime::Probe) {
   Visit visit(probe);
   net::steady_timer timer(co_await net::this_coro::executor,
                           spec->wait(probe->input, probe->stall));
@@ -316,7 +322,8 @@ class StoppableWait {
 };
 
 hookset::Task<Value> task_waiting(std::shared_ptr<const HookSpec> spec, const ProbePtr& probe,
-                                  std::optional<Value> last, net::any_io_executor executor) {
+                                  std::optional<Value> last, net::any_io_executor executor,
+                                  lifetime::Probe) {
   Visit visit(probe);
   const hookset::stop_token stop = co_await hookset::current_stop_token();
   StoppableWait wait(std::move(executor), spec->wait(probe->input, probe->stall), stop);
@@ -360,7 +367,7 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec,
     case Kind::task:
       return set.add<Score>(
           [spec, executor](const ProbePtr& probe, std::optional<Value> last) {
-        return hopping(spec, probe, std::move(last), executor);
+        return hopping(spec, probe, std::move(last), executor, lifetime::Probe(probe->owner));
           },
           std::move(options));
     case Kind::timer:
@@ -369,12 +376,13 @@ hookset::HookId register_hook(Set& set, std::shared_ptr<const HookSpec> spec,
       if (spec->as_task)
         return set.add<Score>(
             [spec, executor](const ProbePtr& probe, std::optional<Value> last) {
-          return task_waiting(spec, probe, std::move(last), executor);
+          return task_waiting(spec, probe, std::move(last), executor,
+                              lifetime::Probe(probe->owner));
             },
             std::move(options));
       return set.add<Score>(
           [spec](const ProbePtr& probe, std::optional<Value> last) {
-        return waiting(spec, probe, std::move(last));
+        return waiting(spec, probe, std::move(last), lifetime::Probe(probe->owner));
           },
           std::move(options));
   }
@@ -813,6 +821,8 @@ class Soak {
     const std::uint64_t index = next_index_.fetch_add(1);
     if (index >= total_) return;
     auto run = std::make_shared<Run>(io_, index, draw_plan(seed_, index));
+    run->probe->owner = static_cast<int>(index);
+    run->probe->since = lifetime::mark();
     run->probe->input = mix(seed_ + index);
     run->probe->stall = run->plan.stall;
     net::dispatch(run->strand, [this, run] { start(run); });
@@ -881,6 +891,9 @@ class Soak {
       record_violation("dispatch " + std::to_string(run->index) + " completed with " +
                        std::to_string(running) + " hook(s) still running");
     probe.completed.store(true);
+    // Structured lifetime: the hooks' frames (their by-value parameters) are gone too.
+    if (const auto outlived = lifetime::alive_since(probe.owner, probe.since); !outlived.empty())
+      record_violation("dispatch " + std::to_string(run->index) + ": " + outlived.front());
 
     const Ending ending = classify(error, value);
     check(*run, ending, value, now);
