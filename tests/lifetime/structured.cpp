@@ -281,3 +281,45 @@ TEST_CASE("a cancelled coroutine interceptor that answers leaves no context behi
   hookset::stop_source other;
   CHECK(hookset::sync_wait(set.call<Plain>(4).with_stop_token(other.get_token())) == 4);
 }
+
+TEST_CASE("a dispatch that completes inside the stop that stops it is not touched afterwards") {
+  // The last hook running returns when asked to stop: the dispatch completes, and its awaiter
+  // destroys it, inside the caller's request_stop().
+  Set set;
+  ManualEvent first, second;
+  for (ManualEvent* event : {&first, &second})
+    set.add<Fan>([event](Request r) -> Task<int> {
+      co_await *event;
+      co_return r.x;
+    });
+  set.add<Fan>([](Request r) -> Task<int> {
+    until_stopped waiter{co_await hookset::current_stop_token()};
+    co_await waiter;
+    co_return r.x;
+  });
+  set.add<Fold>([](Request r, std::optional<int>) -> Task<int> {
+    until_stopped waiter{co_await hookset::current_stop_token()};
+    co_await waiter;
+    co_return r.x;
+  });
+  const Request request{2, lifetime::Probe(9)};
+  for (const bool concurrent : {true, false}) {
+    hookset::stop_source stop;
+    Checked out;
+    if (concurrent)
+      run_checked([&] { return set.call<Fan>(request).with_stop_token(stop.get_token()); }, 9, out);
+    else
+      run_checked([&] { return set.call<Fold>(request).with_stop_token(stop.get_token()); }, 9,
+                  out);
+    if (concurrent) {
+      first.fire();  // (the hooks before the last one have finished)
+      second.fire();
+    }
+    CHECK_FALSE(out.done);
+    stop.request_stop();
+    REQUIRE(out.done);
+    REQUIRE(out.error);
+    CHECK_THROWS_AS(std::rethrow_exception(out.error), hookset::DispatchCancelled);
+    CHECK(out.outlived.empty());
+  }
+}
