@@ -372,7 +372,9 @@ class Tripwire {
       return detail::run_tripwire<GuardDispatch, std::remove_cvref_t<Work>, decision,
                                   typename join::lattice>(
           std::move(guards_), std::forward<Work>(work), std::move(stop_), executor_, guards_first_);
-    } else return 0;  // (tripwire() has said why)
+    } else {
+      return Task<void>{};  // (said above; awaitable, so that no follow-on error hides it)
+    }
   }
 
  private:
