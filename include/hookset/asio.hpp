@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <coroutine>
 #include <exception>
 #include <functional>
@@ -101,6 +102,10 @@ class awaitable_async_op_handler<void(std::exception_ptr, T), Executor>
 };
 }  // namespace boost::asio::detail
 #endif
+
+namespace hookset {
+class Admission;  // <hookset/tripwire.hpp>
+}  // namespace hookset
 
 namespace hookset::asio {
 
@@ -574,6 +579,22 @@ auto async_call(net::any_io_executor executor, Dispatch&& dispatch, CompletionTo
   using result = typename std::remove_cvref_t<Dispatch>::result_type;
   return net::async_initiate<CompletionToken, detail::completion_signature<result>>(
       detail::initiate_call{std::move(executor)}, token, std::forward<Dispatch>(dispatch));
+}
+
+namespace detail {
+template <class Admission>
+Task<bool> admitted(Admission& admission) {
+  co_return co_await admission.admit();
+}
+}  // namespace detail
+
+// A tripwire's admission (<hookset/tripwire.hpp>) for work that is an asio::awaitable, which
+// cannot await hookset::Admission::admit() itself: completes with (std::exception_ptr, bool) as
+// admit() does, once every guard has settled - `if (co_await hookset::asio::async_admit(
+// admission, asio::use_awaitable)) commit();`.
+template <std::same_as<hookset::Admission> Admission, class CompletionToken>
+auto async_admit(Admission& admission, CompletionToken&& token) {
+  return async_run(detail::admitted(admission), std::forward<CompletionToken>(token));
 }
 
 }  // namespace hookset::asio

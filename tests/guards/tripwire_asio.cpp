@@ -154,3 +154,41 @@ TEST_CASE("asio: cancelling the operation stops the guards and the work") {
   REQUIRE(error);
   CHECK_THROWS_AS(std::rethrow_exception(error), hookset::DispatchCancelled);
 }
+
+TEST_CASE("asio: asio::awaitable work is admitted through async_admit") {
+  for (const bool deny : {false, true}) {
+    net::io_context io;
+    Set set;
+    set.add<Watch>([deny](int) -> net::awaitable<Verdict<>> {
+      co_await wait_for(5ms);
+      if (deny) co_return Verdict<>{Permission::deny, "no"};
+      co_return Verdict<>{};
+    });
+    bool committed = false, answered = false;
+    auto work = [&](hookset::Admission& admission) -> net::awaitable<int> {
+      // Waits for the guards: admitted only once every one has settled, and none tripped.
+      const bool admitted = co_await hookset::asio::async_admit(admission, net::use_awaitable);
+      answered = true;
+      if (admitted) committed = true;
+      co_return 7;
+    };
+    Guarded<int> outcome;
+    std::exception_ptr error;
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+          outcome = co_await hookset::asio::async_run(
+              hookset::tripwire(set.call<Watch>(1)).around(work), net::use_awaitable);
+        },
+        [&](std::exception_ptr e) { error = e; });
+    io.run();
+    INFO("deny: " << deny);
+    REQUIRE_FALSE(error);
+    CHECK(outcome.tripped() == deny);
+    CHECK(committed == !deny);
+    if (!deny) {
+      CHECK(answered);
+      CHECK(outcome.value == 7);
+    }
+  }
+}
