@@ -64,6 +64,7 @@ Task<int> work_until_stopped(std::vector<std::string>& log) {
   log.push_back("work stopped");
   co_return -1;
 }
+Task<int> work_after_nothing() { co_return 3; }
 Task<int> work_after(ManualEvent& event, std::vector<std::string>& log, int result) {
   co_await event;
   log.push_back("work done");
@@ -362,4 +363,42 @@ TEST_CASE("a dispatch with options of its own inside the work is stopped by a tr
   REQUIRE(out.done);
   CHECK(log == std::vector<std::string>{"step stopped"});
   CHECK(out.value->tripped());
+}
+
+TEST_CASE(
+    "an interceptor on the guards' slot: guards' trips count as they finish, its own answer too") {
+  // It overrules: what the guards said becomes an allow, unless it sees an "escalate" reason,
+  // which it turns into a deny of its own.
+  auto overrule = [](hookset::Next<Watch> next, int request) -> Task<hookset::Verdicts<>> {
+    hookset::Verdicts<> verdicts = co_await next(request);
+    for (const auto& contribution : verdicts.contributions)
+      if (contribution.value.reason == "escalate")
+        co_return hookset::Verdicts<>{Permission::deny, {}};
+    co_return hookset::Verdicts<>{};
+  };
+  SECTION("a guard's deny trips as it finishes, before the interceptor answers") {
+    Set set;
+    set.intercept<Watch>(overrule);
+    ManualEvent deny_event;
+    std::vector<std::string> log;
+    set.add<Watch>(guard_after(deny_event, Permission::deny, "no"), {.name = "denier"});
+    Outcome<Guarded<int>> out;
+    detach(hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(log)), out);
+    deny_event.fire();
+    REQUIRE(out.done);
+    REQUIRE(out.value->tripped());
+    CHECK(out.value->trip->name == "denier");
+  }
+  SECTION("the interceptor's own deny trips once the guards' dispatch ends, naming no guard") {
+    Set set;
+    set.intercept<Watch>(overrule);
+    set.add<Watch>([](int) { return Verdict<>{Permission::allow, "escalate"}; }, {.name = "asks"});
+    Outcome<Guarded<int>> out;
+    detach(hookset::tripwire(set.call<Watch>(1)).around(work_after_nothing()), out);
+    REQUIRE(out.done);
+    REQUIRE(out.value->tripped());
+    CHECK(out.value->trip->value.decision == Permission::deny);
+    CHECK(out.value->trip->hook == hookset::HookId{});
+    CHECK(out.value->trip->name.empty());
+  }
 }
