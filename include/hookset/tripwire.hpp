@@ -315,7 +315,10 @@ Task<Guarded<typename work_traits<Work>::result, D>> run_tripwire(GuardDispatch 
       outcome.verdicts.decision = outcome.trip->value.decision;
       co_return outcome;
     case ended::guards_failed:
-      std::rethrow_exception(guards_run.error());
+      if (guards_run.error()) std::rethrow_exception(guards_run.error());
+      // (A guard's failure was seen, and stopped the work, but an interceptor on the guards'
+      // slot answered for it: the run still ended there.)
+      throw DispatchCancelled(std::string(guards_dispatch.slot_name()));
     case ended::work_failed:
       std::rethrow_exception(work_run.error());
     case ended::not_yet:

@@ -389,6 +389,31 @@ TEST_CASE(
     REQUIRE(out.value->tripped());
     CHECK(out.value->trip->name == "denier");
   }
+  SECTION("a guard's failure ends the run as it happens, even if the interceptor answers for it") {
+    Set set;
+    set.intercept<Watch>([](hookset::Next<Watch> next, int request) -> Task<hookset::Verdicts<>> {
+      try {
+        co_return co_await next(request);
+      } catch (const std::runtime_error&) {
+        co_return hookset::Verdicts<>{};  // (too late: the work was stopped at the failure)
+      }
+    });
+    std::vector<std::string> log;
+    ManualEvent fail_event;
+    set.add<Watch>(
+        [&fail_event](int) -> Task<Verdict<>> {
+          co_await fail_event;
+          throw std::runtime_error("broken");
+        },
+        {.on_failure = hookset::FailurePolicy::propagate});
+    Outcome<Guarded<int>> out;
+    detach(hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(log)), out);
+    fail_event.fire();
+    REQUIRE(out.done);
+    CHECK(log == std::vector<std::string>{"work stopped"});
+    REQUIRE(out.error);
+    CHECK_THROWS_AS(std::rethrow_exception(out.error), hookset::DispatchCancelled);
+  }
   SECTION("the interceptor's own deny trips once the guards' dispatch ends, naming no guard") {
     Set set;
     set.intercept<Watch>(overrule);
