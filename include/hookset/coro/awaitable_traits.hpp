@@ -21,8 +21,8 @@ concept has_free_co_await = requires(T&& x) {
 };
 
 // The awaiter `co_await x` would use: a member `operator co_await`, else a free one (found by
-// ADL), else `x` itself. An awaiter produced by `operator co_await` is returned by value; `x`
-// itself is forwarded as a reference (no copy, no move).
+// ADL), else `x` itself. What `operator co_await` returns is returned as it is (an awaiter by
+// value, or a reference); `x` itself is forwarded as a reference (no copy, no move).
 template <class T>
 decltype(auto) get_awaiter(T&& x) {
   if constexpr (has_member_co_await<T>) {
@@ -33,6 +33,16 @@ decltype(auto) get_awaiter(T&& x) {
     return static_cast<T&&>(x);
   }
 }
+
+// Whether getting that awaiter cannot throw (only an operator co_await can).
+template <class T>
+consteval bool nothrow_get_awaiter_impl() {
+  if constexpr (has_member_co_await<T>) return noexcept(std::declval<T>().operator co_await());
+  else if constexpr (has_free_co_await<T>) return noexcept(operator co_await(std::declval<T>()));
+  else return true;
+}
+template <class T>
+inline constexpr bool nothrow_get_awaiter = nothrow_get_awaiter_impl<T>();
 
 template <class T>
 using awaiter_t = decltype(detail::get_awaiter(std::declval<T>()));

@@ -114,35 +114,61 @@ struct pooled_frame {
   }
 };
 
-// Wraps an awaiter that runs user code in await_ready so that the code sees the awaiting
-// Task's context as the thread's scoped context (see await_context.hpp).
+// An awaiter awaited through a pointer to it. GCC 12 awaits a copy of an awaiter it receives as a
+// reference - from await_transform, or from an operator co_await that returns one (GCC bug
+// 99575) - so a Task hands it this prvalue instead: whatever GCC copies is the pointer, and the
+// awaiter itself (an lvalue the user named, a temporary of the co_await expression) is awaited.
 template <class Awaiter>
-struct in_context_awaiter {
-  Awaiter& awaiter;
+struct awaiter_ref {
+  Awaiter* awaiter;
+
+  decltype(auto) await_ready() { return awaiter->await_ready(); }
+  template <class Promise>
+  decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
+    return awaiter->await_suspend(awaiting);
+  }
+  decltype(auto) await_resume() { return awaiter->await_resume(); }
+};
+
+// The same for an awaiter that runs user code in await_ready (a dispatch's synchronous hooks):
+// the code sees the awaiting Task's context as the thread's scoped context (await_context.hpp).
+template <class Awaiter>
+struct in_context_awaiter : awaiter_ref<Awaiter> {
   const await_context* context;
 
   bool await_ready() {
     await_context_scope scope(context);
-    return awaiter.await_ready();
+    return this->awaiter->await_ready();
   }
-  template <class Promise>
-  decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
-    return awaiter.await_suspend(awaiting);
-  }
-  decltype(auto) await_resume() { return awaiter.await_resume(); }
+};
+
+// Whether `a` looks like an awaiter at all: what does not is left for the language to reject.
+template <class Awaiter>
+concept has_await_ready = requires(Awaiter& a) {
+  a.await_ready();
 };
 
 class task_promise_base : public pooled_frame, public await_context_carrier {
  public:
   std::suspend_always initial_suspend() const noexcept { return {}; }
 
-  // Everything a Task awaits passes through unchanged, except awaiters that run user code in
-  // await_ready (a dispatch's synchronous hooks): they run it in this Task's context.
+  // What a Task awaits reaches the language as a prvalue awaiter, never as a reference (see
+  // awaiter_ref): the awaiter an operator co_await made, as it is; else a pointer to the awaiter
+  // `co_await x` uses (x itself, or what its operator co_await refers to), so x is neither copied
+  // nor moved. A dispatch's awaiter runs its synchronous hooks in this Task's context.
   template <class A>
-  decltype(auto) await_transform(A&& awaitable) noexcept {
-    if constexpr (runs_code_in_await_ready<std::remove_cvref_t<A>>)
-      return in_context_awaiter<std::remove_reference_t<A>>{awaitable, context_};
-    else return std::forward<A>(awaitable);
+  decltype(auto) await_transform(A&& awaitable) noexcept(nothrow_get_awaiter<A>) {
+    using awaiter = awaiter_t<A>;
+    if constexpr (runs_code_in_await_ready<std::remove_cvref_t<A>>) {
+      return in_context_awaiter<std::remove_reference_t<A>>{{std::addressof(awaitable)}, context_};
+    } else if constexpr (!std::is_reference_v<awaiter>) {
+      return get_awaiter(std::forward<A>(awaitable));
+    } else if constexpr (has_await_ready<awaiter>) {
+      auto&& referred = get_awaiter(std::forward<A>(awaitable));
+      return awaiter_ref<std::remove_reference_t<awaiter>>{std::addressof(referred)};
+    } else {
+      return std::forward<A>(awaitable);
+    }
   }
 
   struct final_awaiter {
