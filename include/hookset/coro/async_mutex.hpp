@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
 
 namespace hookset::detail {
 
@@ -109,7 +110,7 @@ class async_mutex {
     lock_awaiter* tail = nullptr;
   };
   static constexpr std::size_t max_nested_handovers = 16;
-  static handover_queue& handovers() noexcept {
+  HOOKSET_THREAD_LOCAL_ACCESS static handover_queue& handovers() noexcept {
     thread_local handover_queue queue;
     return queue;
   }

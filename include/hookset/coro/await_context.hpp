@@ -21,6 +21,7 @@
 #include <concepts>
 #include <coroutine>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/stop_token.hpp>
 
 namespace hookset {
@@ -65,17 +66,25 @@ const await_context* context_of(std::coroutine_handle<Promise> awaiting) noexcep
   else return nullptr;
 }
 
+// The thread's scoped context (config.hpp: read and written only through these two).
 inline thread_local constinit const await_context* scoped_await_context = nullptr;
+HOOKSET_THREAD_LOCAL_ACCESS const await_context* scoped_context() noexcept {
+  return scoped_await_context;
+}
+HOOKSET_THREAD_LOCAL_ACCESS const await_context* exchange_scoped_context(
+    const await_context* context) noexcept {
+  const await_context* previous = scoped_await_context;
+  scoped_await_context = context;
+  return previous;
+}
 
 // Makes `context` the thread's scoped context for the lifetime of this object. Never keep one
 // across a suspension point: the coroutine may resume on another thread.
 class await_context_scope {
  public:
   explicit await_context_scope(const await_context* context) noexcept
-      : previous_(scoped_await_context) {
-    scoped_await_context = context;
-  }
-  ~await_context_scope() { scoped_await_context = previous_; }
+      : previous_(exchange_scoped_context(context)) {}
+  ~await_context_scope() { exchange_scoped_context(previous_); }
   await_context_scope(const await_context_scope&) = delete;
   await_context_scope& operator=(const await_context_scope&) = delete;
 

@@ -9,3 +9,15 @@
 #define HOOKSET_ALWAYS_INLINE inline
 #define HOOKSET_NOINLINE
 #endif
+
+// Every access to one of the library's thread_local variables goes through a function marked
+// HOOKSET_THREAD_LOCAL_ACCESS. Clang (through 16 at least) may compute a thread_local's address
+// once in a coroutine and use it after the coroutine resumed on another thread - a function
+// inlined into a coroutine body counts - so a dispatch finishing on a timer thread wrote the
+// awaiting thread's variables (LLVM issue 47179). Kept out of line there, such a function
+// computes the address on the thread that calls it. GCC does not hoist it: inline.
+#if defined(__clang__)
+#define HOOKSET_THREAD_LOCAL_ACCESS HOOKSET_NOINLINE inline
+#else
+#define HOOKSET_THREAD_LOCAL_ACCESS inline
+#endif

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <new>
 
+#include <hookset/coro/config.hpp>
+
 #if defined(__SANITIZE_ADDRESS__)
 #define HOOKSET_FRAME_POOL_POISONS 1
 #elif defined(__has_feature)
@@ -38,7 +40,8 @@ class frame_pool {
   static constexpr std::size_t max_pooled_size = 2048;
   static constexpr std::size_t max_blocks_per_class = 32;
 
-  [[nodiscard]] static void* allocate(std::size_t size) {
+  // (config.hpp: out of line under Clang, as they reach the thread's cache.)
+  [[nodiscard]] HOOKSET_THREAD_LOCAL_ACCESS static void* allocate(std::size_t size) {
     if (size > max_pooled_size || cache_state == state::destroyed) {
       return ::operator new(block_size(size));
     }
@@ -53,7 +56,7 @@ class frame_pool {
     return ::operator new(block_size(size));
   }
 
-  static void deallocate(void* pointer, std::size_t size) noexcept {
+  HOOKSET_THREAD_LOCAL_ACCESS static void deallocate(void* pointer, std::size_t size) noexcept {
     // Only an alive cache takes blocks: never one already destroyed at thread exit, and we do not
     // create a cache just to park a block in it (that could happen after thread_local destruction).
     if (size <= max_pooled_size && cache_state == state::alive) {

@@ -128,7 +128,7 @@ class sync_wait_driver {
   T run() {
     promise_type& promise = coroutine_.promise();
     // Blocking here on behalf of the scoped context, if any: what we drive belongs to it.
-    promise.context_ = scoped_await_context;
+    promise.context_ = scoped_context();
     coroutine_.resume();
     if (promise.waiter.load(std::memory_order_acquire) != promise_type::finished) wait(promise);
     return std::move(promise).result();

@@ -14,6 +14,7 @@
 
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/frame_pool.hpp>
 
 // How a Task is started by the coroutine that awaits it.
@@ -182,7 +183,7 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
 #else
       // Finishing inside the resume() call of start() on this very thread: the awaiter is
       // still in await_suspend, on this stack, and will continue by itself - no race to settle.
-      if (starting_task == &promise) {
+      if (starting() == &promise) {
         promise.finished_inline_ = true;
         return std::noop_coroutine();
       }
@@ -212,10 +213,11 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
 #if HOOKSET_TASK_SYMMETRIC_TRANSFER
     return std::coroutine_handle<>(task);
 #else
-    const task_promise_base* const outer = starting_task;
-    starting_task = &promise;
+    const task_promise_base*& starting_here = starting();  // (resume() returns on this thread)
+    const task_promise_base* const outer = starting_here;
+    starting_here = &promise;
     task.resume();
-    starting_task = outer;
+    starting_here = outer;
     // The common case, a task that finished without suspending: no atomic operation at all.
     if (promise.finished_inline_) return false;
     // Second to arrive: the task has finished, so the awaiter goes on without suspending.
@@ -229,8 +231,12 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
 #if !HOOKSET_TASK_SYMMETRIC_TRANSFER
   std::atomic<bool> arrived_{false};
   bool finished_inline_ = false;  // only ever touched by the thread running start()
-  // The task whose start() is inside its resume() call on this thread, if any.
+  // The task whose start() is inside its resume() call on this thread, if any (config.hpp:
+  // through starting() only).
   static inline thread_local constinit const task_promise_base* starting_task = nullptr;
+  HOOKSET_THREAD_LOCAL_ACCESS static const task_promise_base*& starting() noexcept {
+    return starting_task;
+  }
 #endif
 };
 

@@ -40,7 +40,7 @@ inline constexpr bool is_stateful_v<Stateful<T>> = true;
 // the nearest dispatch on the await context the library set around the call, else a token that
 // never stops.
 inline hookset::stop_token stop_token_for_hook() noexcept {
-  if (const await_context* context = scoped_await_context)
+  if (const await_context* context = scoped_context())
     if (const hookset::stop_token* stop = context->nearest_stop()) return *stop;
   return {};
 }

@@ -31,6 +31,8 @@ namespace hookset::detail {
 
 // ---- parking ---------------------------------------------------------------------------------
 
+// How deep this thread is in synchronous stretches of dispatches, and the snapshots retired
+// meanwhile (config.hpp: these thread_locals only through the functions below).
 inline thread_local constinit unsigned sync_dispatch_depth = 0;
 inline thread_local constinit bool has_parked_lists = false;
 
@@ -39,7 +41,7 @@ struct parked_list {
   void (*release)(void*) noexcept;
 };
 
-inline std::vector<parked_list>& parked_lists() {
+HOOKSET_THREAD_LOCAL_ACCESS std::vector<parked_list>& parked_lists() {
   thread_local std::vector<parked_list> parked;
   return parked;
 }
@@ -54,14 +56,24 @@ HOOKSET_NOINLINE inline void release_parked_lists() noexcept {
   }
 }
 
+HOOKSET_THREAD_LOCAL_ACCESS bool in_sync_dispatch() noexcept { return sync_dispatch_depth != 0; }
+HOOKSET_THREAD_LOCAL_ACCESS void enter_sync_dispatch() noexcept { ++sync_dispatch_depth; }
+HOOKSET_THREAD_LOCAL_ACCESS void leave_sync_dispatch() noexcept {
+  if (--sync_dispatch_depth == 0 && has_parked_lists) [[unlikely]]
+    release_parked_lists();
+}
+// Parks a retired snapshot until this thread's synchronous stretches are over (throws when
+// out of memory).
+HOOKSET_THREAD_LOCAL_ACCESS void park_list(parked_list parked) {
+  parked_lists().push_back(parked);
+  has_parked_lists = true;
+}
+
 // Marks a synchronous stretch of a dispatch on this thread.
 class sync_dispatch_scope {
  public:
-  HOOKSET_ALWAYS_INLINE sync_dispatch_scope() noexcept { ++sync_dispatch_depth; }
-  HOOKSET_ALWAYS_INLINE ~sync_dispatch_scope() {
-    if (--sync_dispatch_depth == 0 && has_parked_lists) [[unlikely]]
-      release_parked_lists();
-  }
+  HOOKSET_ALWAYS_INLINE sync_dispatch_scope() noexcept { enter_sync_dispatch(); }
+  HOOKSET_ALWAYS_INLINE ~sync_dispatch_scope() { leave_sync_dispatch(); }
   sync_dispatch_scope(const sync_dispatch_scope&) = delete;
   sync_dispatch_scope& operator=(const sync_dispatch_scope&) = delete;
 };
@@ -236,14 +248,14 @@ class hook_list_owner {
   template <class Edit>
   void modify(Edit&& edit) {
     // (A keyed list is never edited in place: deriving its index may throw after the edit.)
-    if (list_ && sync_dispatch_depth == 0 && !list_->index_keys &&
+    if (list_ && !in_sync_dispatch() && !list_->index_keys &&
         list_->refs.load(std::memory_order_acquire) == 1) {
       std::forward<Edit>(edit)(*list_);
       list_->summarize();
       return;
     }
     auto fresh = list_ ? std::make_unique<hook_list>(*list_) : std::make_unique<hook_list>();
-    if (sync_dispatch_depth != 0) parked_lists().reserve(parked_lists().size() + 1);
+    if (in_sync_dispatch()) parked_lists().reserve(parked_lists().size() + 1);
     std::forward<Edit>(edit)(*fresh);
     fresh->summarize();
     if (fresh->index_keys) fresh->keyed = fresh->index_keys(*fresh);
@@ -254,10 +266,9 @@ class hook_list_owner {
   // Lets go of the set's reference, parking it while a synchronous dispatch runs here.
   static void retire(hook_list* list) noexcept {
     if (!list) return;
-    if (sync_dispatch_depth == 0) return hook_list::release(list);
+    if (!in_sync_dispatch()) return hook_list::release(list);
     try {
-      parked_lists().push_back({list, &hook_list::release});
-      has_parked_lists = true;
+      park_list({list, &hook_list::release});
     } catch (...) {
       // Out of memory while parking: leaking the snapshot is the only choice that cannot let
       // a running dispatch read freed memory. modify() reserves first, so only

@@ -501,7 +501,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     try {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
         set_context(new dispatch_context(CallOptions{}));
-      if (flags_ & has_context) context_->begin(scoped_await_context, slot_->name);
+      if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
           hold_list();  // as any dispatch that suspends (below)
@@ -1201,7 +1201,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     value_holder<result> output;
     {
       // The hook's synchronous part sees the dispatch's stop token and executor.
-      await_context_scope scope(with_context ? context_->link() : scoped_await_context);
+      await_context_scope scope(with_context ? context_->link() : scoped_context());
       // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
       // also when concluding throws (a fail-closed hook, a stopped dispatch).
       try {
