@@ -11,11 +11,12 @@
 #endif
 
 // Every access to one of the library's thread_local variables goes through a function marked
-// HOOKSET_THREAD_LOCAL_ACCESS. Clang (through 16 at least) may compute a thread_local's address
-// once in a coroutine and use it after the coroutine resumed on another thread - a function
-// inlined into a coroutine body counts - so a dispatch finishing on a timer thread wrote the
-// awaiting thread's variables (LLVM issue 47179). Kept out of line there, such a function
-// computes the address on the thread that calls it. GCC does not hoist it: inline.
+// HOOKSET_THREAD_LOCAL_ACCESS. Clang may compute a thread_local's address once in a coroutine
+// and use it after the coroutine resumed on another thread - code inlined into a coroutine body
+// counts - so a dispatch finishing on a timer thread wrote the awaiting thread's variables
+// (llvm/llvm-project issues 47179 and 63022: fixed case by case, seen with clang++-16 -O1 here).
+// Kept out of line there, such a function computes the address on the thread that calls it. GCC
+// does not hoist it: inline.
 #if defined(__clang__)
 #define HOOKSET_THREAD_LOCAL_ACCESS HOOKSET_NOINLINE inline
 #else
