@@ -9,10 +9,10 @@
 //  - Each class holds at most `max_blocks_per_class` blocks; beyond that a freed block goes
 //    straight back to ::operator delete, so the cache never hoards memory.
 //  - Sizes above `max_pooled_size` are not pooled at all.
-//  - The cache is destroyed at thread exit (its destructor frees its blocks). A trivially
-//    destructible thread-local flag, readable for the whole life of the thread, records that; a
-//    frame freed later in thread exit (e.g. by another thread_local's destructor) then goes to
-//    ::operator delete instead of touching the destroyed cache.
+//  - The cache is emptied at thread exit (an owner object's destructor frees its blocks). The
+//    cache is trivially destructible and readable for the whole life of the thread, and records
+//    that it was emptied; a frame freed later in thread exit (e.g. by another thread_local's
+//    destructor) then goes to ::operator delete.
 //  - Under AddressSanitizer a cached block is poisoned until it is handed out again, so a frame
 //    used after it was freed is reported as it would be without the pool.
 
@@ -40,36 +40,15 @@ class frame_pool {
   static constexpr std::size_t max_pooled_size = 2048;
   static constexpr std::size_t max_blocks_per_class = 32;
 
-  // (config.hpp: out of line under Clang, as they reach the thread's cache.)
-  [[nodiscard]] HOOKSET_THREAD_LOCAL_ACCESS static void* allocate(std::size_t size) {
-    if (size > max_pooled_size || cache_state == state::destroyed) {
-      return ::operator new(block_size(size));
-    }
-    thread_cache& cache = local_cache();
-    const std::size_t cls = size_class(size);
-    if (free_block* block = cache.head[cls]) {
-      unpoison(block, block_size(size));
-      cache.head[cls] = block->next;
-      --cache.count[cls];
-      return block;
-    }
+  [[nodiscard]] static void* allocate(std::size_t size) {
+    if (size <= max_pooled_size)
+      if (void* block = take(size_class(size))) return block;
     return ::operator new(block_size(size));
   }
 
-  HOOKSET_THREAD_LOCAL_ACCESS static void deallocate(void* pointer, std::size_t size) noexcept {
-    // Only an alive cache takes blocks: never one already destroyed at thread exit, and we do not
-    // create a cache just to park a block in it (that could happen after thread_local destruction).
-    if (size <= max_pooled_size && cache_state == state::alive) {
-      thread_cache& cache = local_cache();
-      const std::size_t cls = size_class(size);
-      if (cache.count[cls] < max_blocks_per_class) {
-        cache.head[cls] = ::new (pointer) free_block{cache.head[cls]};
-        ++cache.count[cls];
-        poison(pointer, block_size(size));
-        return;
-      }
-    }
-    release(pointer, block_size(size));
+  static void deallocate(void* pointer, std::size_t size) noexcept {
+    if (size > max_pooled_size || !keep(pointer, size_class(size)))
+      release(pointer, block_size(size));
   }
 
  private:
@@ -100,6 +79,32 @@ class frame_pool {
 #endif
   }
 
+  // The thread's cache, reached only here (config.hpp: out of line under Clang; the size
+  // arithmetic around them stays inline, where a frame's size is a constant).
+  // A block of class `cls` from this thread's cache, or null.
+  HOOKSET_THREAD_LOCAL_ACCESS static void* take(std::size_t cls) noexcept {
+    thread_cache& cache = local_cache;
+    free_block* block = cache.head[cls];
+    if (!block) return nullptr;  // (also when the cache is not alive: it holds nothing then)
+    unpoison(block, (cls + 1) * size_step);
+    cache.head[cls] = block->next;
+    --cache.count[cls];
+    return block;
+  }
+  // Keeps `block` of class `cls` in this thread's cache: false when it does not take it. Only an
+  // alive cache takes blocks: never one already destroyed at thread exit.
+  HOOKSET_THREAD_LOCAL_ACCESS static bool keep(void* block, std::size_t cls) noexcept {
+    thread_cache& cache = local_cache;
+    if (cache.status != state::alive) [[unlikely]] {
+      if (cache.status == state::destroyed || !adopt_cache()) return false;
+    }
+    if (cache.count[cls] >= max_blocks_per_class) return false;
+    cache.head[cls] = ::new (block) free_block{cache.head[cls]};
+    ++cache.count[cls];
+    poison(block, (cls + 1) * size_step);
+    return true;
+  }
+
   // Size class `c` holds blocks of (c + 1) * size_step bytes.
   static constexpr std::size_t size_class(std::size_t size) noexcept {
     return size == 0 ? 0 : (size - 1) / size_step;
@@ -111,30 +116,39 @@ class frame_pool {
   }
 
   enum class state : unsigned char { not_created, alive, destroyed };
-  static inline thread_local constinit state cache_state = state::not_created;
 
+  // The cache itself is trivially destructible, so reaching it costs no guard or wrapper call;
+  // the first block it keeps makes it alive and registers its owner, whose destructor empties
+  // it at thread exit. After that, a frame freed later in thread exit (by another
+  // thread_local's destructor, say) goes to ::operator delete.
   struct thread_cache {
-    free_block* head[class_count] = {};
-    std::size_t count[class_count] = {};
+    free_block* head[class_count];
+    unsigned char count[class_count];  // (at most max_blocks_per_class)
+    state status;
+  };
+  static_assert(max_blocks_per_class <= 255);
+  static inline thread_local constinit thread_cache local_cache{};
 
-    thread_cache() noexcept { cache_state = state::alive; }
-    thread_cache(const thread_cache&) = delete;
-    thread_cache& operator=(const thread_cache&) = delete;
-    ~thread_cache() {
-      cache_state = state::destroyed;  // first: nothing may enter this cache from now on
+  struct cache_owner {
+    cache_owner() noexcept { local_cache.status = state::alive; }
+    cache_owner(const cache_owner&) = delete;
+    cache_owner& operator=(const cache_owner&) = delete;
+    ~cache_owner() {
+      thread_cache& cache = local_cache;
+      cache.status = state::destroyed;  // first: nothing may enter this cache from now on
       for (std::size_t cls = 0; cls < class_count; ++cls) {
-        while (free_block* block = head[cls]) {
-          head[cls] = block->next;
+        while (free_block* block = cache.head[cls]) {
+          cache.head[cls] = block->next;
           unpoison(block, (cls + 1) * size_step);
           release(block, (cls + 1) * size_step);
         }
       }
     }
   };
-
-  static thread_cache& local_cache() noexcept {
-    static thread_local thread_cache cache;
-    return cache;
+  // Makes this thread's cache alive (once): true if it is.
+  HOOKSET_NOINLINE static bool adopt_cache() noexcept {
+    static thread_local cache_owner owner;
+    return local_cache.status == state::alive;
   }
 };
 
