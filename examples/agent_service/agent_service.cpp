@@ -57,8 +57,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
-// Boost.JSON header-only: its implementation, compiled into this program once.
+// Boost.JSON and Boost.URL header-only: their implementations, compiled into this program once.
 #include <boost/json/src.hpp>
+#include <boost/url/src.hpp>
 
 #include <sys/resource.h>
 
