@@ -13,19 +13,23 @@
 // (HEAD wherever GET is.)
 //
 // A call is first judged by PermitTool's guards, concurrently, their verdicts joined (a verdict
-// slot): a deny beats an allow whichever answers first, and a guard that fails denies
-// (FailClosed) - http_get to a blocklisted host is refused by the URL reputation guard. Then
-// CheckTool, a pipeline slot keyed by the tool's name: an audit hook for every key, a hook for
-// the keys matching "fs_*" normalising the path (a rewrite the answer shows), per-tool gates on
-// exact keys (shell refused, http_get for https only), and a validator that sees the call after
-// every rewrite, whatever the order they were registered in (fs_write refused outside the
-// workspace: mutate, then validate); when every hook passes, the slot's default runs the tool.
-// While it runs, WatchTool's guards watch it (a tripwire): the first that objects stops the tool at
-// once - a crawl of more than 10 pages is stopped in the middle by the crawl-budget guard - and
-// what the tool's result would change (a crawl's saved pages) is changed only once every guard has
-// allowed. Then the AuditCall slot runs its audit hooks concurrently, as asio::awaitable coroutines
-// on the io_context: each with its own time limit, and one of them (an export to a remote log
-// that never answers) cut off after 50 ms and skipped (FailOpen), so the answer still comes.
+// slot): a deny beats an allow whichever answers first. They judge the call as it will run: a
+// tool's URL is parsed and its host made canonical before any hook sees it (addresses.hpp), so
+// the URL reputation guard refuses a blocklisted host however it is written, and the egress
+// guard this machine and private networks. A guard that fails or runs late denies (FailClosed),
+// and says so: the answer is then 503, try again, not a refusal. Then CheckTool, a pipeline slot
+// keyed by the tool's name: an audit hook for every key, a hook for the keys matching "fs_*"
+// normalising the path (a rewrite the answer shows), per-tool gates on exact keys (shell
+// refused, http_get for https only); when every hook passes, the slot's default runs the tool.
+// While it runs, WatchTool's guards watch it (a tripwire): the first that objects stops the tool
+// at once - a crawl of more than 10 pages is stopped in the middle by the crawl-budget guard -
+// and what the tool's result would change (a crawl's saved pages) is changed only once every
+// guard has allowed. Every change to the workspace, whichever tool makes it, goes through one
+// effect boundary: the CheckWrite slot, whose validators see the write after every rewrite (the
+// path inside the workspace, names a file system takes). Then the AuditCall slot runs its audit
+// hooks concurrently, as asio::awaitable coroutines on the io_context: each with its own time
+// limit, and one of them (an export to a remote log that never answers) cut off after 50 ms and
+// skipped (FailOpen), so the answer still comes.
 // One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
 // --trace, hookset::TraceWriters record the last dispatches, hooks and warnings. The tools are
 // simulated: fs_* and crawl work on an in-memory workspace, http_get and shell never leave the
@@ -33,16 +37,16 @@
 //
 // Usage: example_agent_service [--port N] [--port-file F] [--trace F] [--trace-events N]
 //          [--access-log F] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]
-//          [--max-connections N] [--workspace-bytes N] [--max-fds N]
+//          [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]
 //   --port 0 (the default) binds a free port; --port-file receives the bound port once the
 //   service listens; --trace writes a Chrome trace of the last dispatches and hooks at shutdown
 //   (the last --trace-events, 20,000 by default, at least half as many); --access-log: a line
 //   per request (with its X-Request-Id) to F, standard output by default ("-").
 //   Timeouts: a connection idle between requests 60 s, a request's header section 10 s from its
-//   first byte, its body 30 s. --max-connections (1,000): beyond them a new connection is
-//   answered 503 and closed. --workspace-bytes (1 MiB): the fs_* workspace's quota (paths and
-//   contents), a write beyond it 507. --max-fds lowers the descriptor limit (to try the service
-//   at it: accept then backs off, 5 ms doubling to 1 s).
+//   first byte, its body 30 s; each guard 500 ms (--guard-timeout-ms). --max-connections (1,000):
+//   beyond them a new connection is answered 503 and closed. --workspace-bytes (1 MiB): the fs_*
+//   workspace's quota (paths and contents), a write beyond it 507. --max-fds lowers the descriptor
+//   limit (to try the service at it: accept then backs off, 5 ms doubling to 1 s).
 //
 // The program in its parts: tools.hpp (the simulated tools and their workspace), policy.hpp (the
 // slots, the hooks registered on them, and a tool call's way through them), http_server.hpp
@@ -81,6 +85,7 @@ struct Options {
   std::size_t trace_events = 20'000;  // the trace keeps the last ones (see BoundedTrace)
   std::string access_log = "-";
   Timeouts timeouts;
+  std::chrono::milliseconds guard_timeout{500};
   std::size_t max_connections = 1'000;
   std::size_t workspace_bytes = 1024 * 1024;
   std::uint64_t max_fds = 0;  // 0: the descriptor limit as inherited
@@ -89,7 +94,7 @@ struct Options {
 constexpr std::string_view usage =
     "[--port N] [--port-file F] [--trace F] [--trace-events N] [--access-log F]\n"
     "       [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]\n"
-    "       [--max-connections N] [--workspace-bytes N] [--max-fds N]";
+    "       [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]";
 
 // A whole decimal number, or nothing.
 std::optional<std::uint64_t> to_number(const std::string& text) {
@@ -127,6 +132,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       options.timeouts.header = milliseconds;
     } else if (arg == "--body-timeout-ms" && *number > 0) {
       options.timeouts.body = milliseconds;
+    } else if (arg == "--guard-timeout-ms" && *number > 0) {
+      options.guard_timeout = milliseconds;
     } else if (arg == "--trace-events" && *number > 0) {
       options.trace_events = *number;
     } else if (arg == "--max-connections" && *number > 0) {
@@ -180,15 +187,18 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  Workspace workspace(options->workspace_bytes);
-  discover_tools(workspace);
   Metrics metrics;
   ServiceHooks hooks;
   hooks.set_observer(&metrics);
   add_metrics(hooks, metrics);
   add_policies(hooks, metrics);
-  add_guards(hooks);
+  add_guards(hooks, options->guard_timeout);
   add_audits(hooks);
+  // The workspace: the tools read it, and write it only through the effect boundary.
+  Workspace workspace(options->workspace_bytes);
+  HookNames write_policy;
+  add_write_policy(hooks, write_policy);
+  discover_tools(workspace, write_boundary(hooks, write_policy, workspace));
 
   net::io_context io;
   Server server(io, hooks, metrics, access_log, options->timeouts, options->max_connections);

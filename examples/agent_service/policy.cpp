@@ -41,18 +41,6 @@ bool inside_workspace(std::string_view path) {
 }
 
 void add_policies(ServiceHooks& hooks, Metrics& metrics) {
-  // Validators (hookset::validator) check the call as the mutating hooks below leave it, whatever
-  // the order they are registered in: they can only pass or refuse it, never rewrite it. Here
-  // fs_write's path is a normalised string by then (fs-normalise-path, a mutator, ran first).
-  hooks.add<CheckTool>(
-      hookset::key("fs_write"),
-      hookset::validator([](const ToolCall& call, std::string_view) -> hookset::Validation {
-        const std::string_view path = call.args.at("path").get_string();
-        if (inside_workspace(path)) return hookset::pass();
-        return hookset::reject("fs_write outside the workspace (" + std::string(workspace_root) +
-                               "): " + std::string(path));
-      }),
-      {.name = "fs-write-workspace-only"});
   // Every call (any key), first: counted per tool.
   hooks.add<CheckTool>(
       hookset::any_key,
@@ -84,40 +72,108 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
   hooks.add<CheckTool>(
       hookset::key("http_get"),
       [](const ToolCall& call, std::string_view) -> hookset::decision_t<CheckTool> {
-        const json::value* url = call.args.if_contains("url");
-        if (url && url->is_string() && url->get_string().starts_with("https://"))
-          return hookset::pass();
+        if (call.url && call.url->scheme == "https") return hookset::pass();
         return hookset::reject("http_get allows https URLs only");
       },
       {.name = "http-get-https-only"});
 }
 
-// Stands in for a call to a remote audit service.
+// The write policy. The guard sits on the effect (a write to the workspace), not on the tool
+// that asks for it: fs_write, a crawl's saved pages and any later tool pass the same hooks.
+void add_write_policy(ServiceHooks& hooks, HookNames& names) {
+  // A mutator: the path as the workspace stores it ("crawl/../../etc/x" -> "/etc/x").
+  names[hooks.add<CheckWrite>(
+      [](const FileWrite& write) -> hookset::decision_t<CheckWrite> {
+        std::string normal = normalise_path(write.path);
+        if (normal == write.path) return hookset::pass();
+        FileWrite rewritten = write;
+        rewritten.path = std::move(normal);
+        return hookset::rewrite(std::move(rewritten));
+      },
+      {.name = "normalise-path"})] = "normalise-path";
+  // Validators: they see the write as every mutator left it, whatever the registration order.
+  names[hooks.add<CheckWrite>(hookset::validator([](const FileWrite& write) -> hookset::Validation {
+                                if (inside_workspace(write.path)) return hookset::pass();
+                                return hookset::reject(
+                                    write.tool + " writes outside the workspace (" +
+                                    std::string(workspace_root) + "): " + write.path);
+                              }),
+                              {.name = "workspace-only"})] = "workspace-only";
+  // Names a file system takes: no control bytes (NUL ends a C string: "a\0.txt" would be "a"),
+  // none longer than NAME_MAX (255 bytes), the path within PATH_MAX (4,096).
+  names[hooks.add<CheckWrite>(hookset::validator([](const FileWrite& write) -> hookset::Validation {
+                                if (write.path.size() > 4096)
+                                  return hookset::reject("a path longer than 4096 bytes");
+                                for (const char c : write.path)
+                                  if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+                                    return hookset::reject(
+                                        "a path with a control character (NUL, newline, ...)");
+                                for (std::size_t start = 0; start < write.path.size();) {
+                                  const std::size_t end =
+                                      std::min(write.path.find('/', start), write.path.size());
+                                  if (end - start > 255)
+                                    return hookset::reject("a file name longer than 255 bytes");
+                                  start = end + 1;
+                                }
+                                return hookset::pass();
+                              }),
+                              {.name = "portable-names"})] = "portable-names";
+}
+
+WriteEffect write_boundary(const ServiceHooks& hooks, const HookNames& names,
+                           Workspace& workspace) {
+  return [&hooks, &names, &workspace](FileWrite write) -> hookset::Task<std::string> {
+    hookset::pipeline_result_t<CheckWrite> outcome = co_await hooks.call<CheckWrite>(write);
+    if (outcome.rejected()) {
+      const auto name = names.find(outcome.decided_by);
+      throw EffectRefused(outcome.reason(), name == names.end() ? "CheckWrite" : name->second,
+                          outcome.input.path);
+    }
+    if (outcome.completed()) co_return outcome.output();  // already there: nothing written
+    workspace.write(outcome.input.path, std::move(outcome.input.content));
+    co_return outcome.input.path;
+  };
+}
+
+// Stands in for a call to a remote policy or audit service.
 net::awaitable<void> remote_call(std::chrono::milliseconds latency) {
   net::steady_timer timer(co_await net::this_coro::executor, latency);
   co_await timer.async_wait(net::use_awaitable);  // operation_aborted when cut off
 }
 
-void add_guards(ServiceHooks& hooks) {
+// The reputation service's blocklist: these hosts and every name under them.
+bool on_blocklist(const Host& host) {
+  constexpr std::string_view blocked = "evil.example";
+  return host.kind == HostKind::name &&
+         (host.text == blocked || (host.text.ends_with(blocked) &&
+                                   host.text[host.text.size() - blocked.size() - 1] == '.'));
+}
+
+void add_guards(ServiceHooks& hooks, std::chrono::milliseconds time_limit) {
   // Outbound requests: the egress policy (1 ms) and the URL reputation service (3 ms) judge each
-  // http_get at the same time; the egress policy answers first, and allows.
+  // call that has a URL at the same time, as the tool will fetch it (ToolCall::url: parsed,
+  // canonical). The egress policy answers first: the machine the service runs on and private
+  // networks are out of bounds (a URL is no way to reach the service itself), the internet in.
   hooks.add<PermitTool>(
       [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
-        if (call.tool != "http_get") co_return hookset::Verdict<>{};
+        if (!call.url) co_return hookset::Verdict<>{};
         co_await remote_call(1ms);
+        if (is_own_network(call.url->host))
+          co_return hookset::Verdict<>{hookset::Permission::deny,
+                                       "egress to this machine or a private network (" +
+                                           call.url->host.text + ") is not allowed"};
         co_return hookset::Verdict<>{hookset::Permission::allow, "egress to the internet allowed"};
       },
-      {.name = "egress-policy", .timeout = 500ms});
+      {.name = "egress-policy", .timeout = time_limit});
   hooks.add<PermitTool>(
       [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
-        if (call.tool != "http_get") co_return hookset::Verdict<>{};
+        if (!call.url) co_return hookset::Verdict<>{};
         co_await remote_call(3ms);
-        const json::value* url = call.args.if_contains("url");
-        if (url && url->is_string() && url->get_string().find("evil.example") != json::string::npos)
+        if (on_blocklist(call.url->host))
           co_return hookset::Verdict<>{hookset::Permission::deny, "host on the blocklist"};
         co_return hookset::Verdict<>{};
       },
-      {.name = "url-reputation", .timeout = 500ms});
+      {.name = "url-reputation", .timeout = time_limit});
   // A crawl is watched while it runs: the crawl-budget service answers after 20 ms, and stops
   // crawls of more than 10 pages (which by then are well under way).
   hooks.add<WatchTool>(
@@ -129,7 +185,7 @@ void add_guards(ServiceHooks& hooks) {
           co_return hookset::Verdict<>{hookset::Permission::deny, "crawl budget: at most 10 pages"};
         co_return hookset::Verdict<>{};
       },
-      {.name = "crawl-budget", .timeout = 500ms});
+      {.name = "crawl-budget", .timeout = time_limit});
 }
 
 void add_audits(ServiceHooks& hooks) {
@@ -160,43 +216,98 @@ void add_audits(ServiceHooks& hooks) {
 
 json::value error_body(std::string message) { return {{"error", std::move(message)}}; }
 
+namespace {
+
 json::array describe(const hookset::Verdicts<>& verdicts) {
   json::array list;
   for (const auto& contribution : verdicts.contributions) {
     const hookset::Permission decision = contribution.value.decision;
-    list.push_back({{"guard", contribution.hook ? contribution.name : "default"},
-                    {"decision", decision == hookset::Permission::allow ? "allow"
-                                 : decision == hookset::Permission::ask ? "ask"
-                                                                        : "deny"},
-                    {"reason", contribution.value.reason}});
+    json::object entry{{"guard", contribution.hook ? contribution.name : "default"},
+                       {"decision", decision == hookset::Permission::allow ? "allow"
+                                    : decision == hookset::Permission::ask ? "ask"
+                                                                           : "deny"},
+                       {"reason", contribution.value.reason}};
+    if (contribution.value.failed()) entry["failed"] = true;  // it did not judge: see below
+    list.push_back(std::move(entry));
   }
   return list;
+}
+
+// What a call's answer says so far, and the verdict its audits get.
+struct Outcome {
+  json::object answer;
+  http::status status = http::status::ok;
+  std::string verdict = "ok";
+  std::optional<std::chrono::seconds> retry_after{};
+
+  void refuse(const std::string& reason, const std::string& by) {
+    status = http::status::forbidden;
+    verdict = "refused";
+    answer["refused"] = true;
+    answer["reason"] = reason;
+    answer["refused_by"] = by;
+  }
+  // A guard that could not decide (it threw, or ran out of time: under load, a remote policy
+  // service down) is no refusal: 503, try again.
+  void undecided(const hookset::Attributed<hookset::Verdict<>>& guard) {
+    status = http::status::service_unavailable;
+    verdict = "unavailable";
+    retry_after = std::chrono::seconds{1};
+    answer["failed_guard"] = guard.name;
+    answer["error"] =
+        "guard " + guard.name + " could not decide (" + guard.value.reason + "): try again later";
+  }
+  void fail(http::status code, const std::string& error) {
+    status = code;
+    verdict = "failed";
+    answer["error"] = error;
+  }
+};
+
+// 1. May the call be made at all? A deny that a guard judged is a refusal (403); when every
+// objection is a guard that could not decide, the service cannot tell (503).
+void judge_permit(const hookset::Verdicts<>& permit, Outcome& outcome) {
+  outcome.answer["verdicts"] = describe(permit);
+  const hookset::Attributed<hookset::Verdict<>>* undecided = nullptr;
+  for (const auto& contribution : permit.contributions) {
+    if (contribution.value.decision == hookset::Permission::allow) continue;
+    if (!contribution.value.failed()) {
+      outcome.refuse(contribution.value.reason, contribution.hook ? contribution.name : "default");
+      return;
+    }
+    if (!undecided) undecided = &contribution;
+  }
+  if (undecided) outcome.undecided(*undecided);
 }
 
 // 2. The call itself: CheckTool's pipeline (its hooks pass, rewrite or refuse the call; its
 // default runs the tool), with WatchTool's guards watching it - a tripwire. The first guard
 // that objects stops the tool at once; what the tool's result would change (a crawl's saved
-// pages) is changed only once every guard has allowed (the admission).
+// pages) is changed only once every guard has allowed (the admission), through the write effect.
 net::awaitable<void> run_watched(const ServiceHooks& hooks, const ToolCall& call,
-                                 std::string_view key, json::object& answer, http::status& status,
-                                 std::string& verdict, ToolCall& checked) {
+                                 std::string_view key, Outcome& result, ToolCall& checked) {
   using Checked = hookset::pipeline_result_t<CheckTool>;
   auto work = [&](hookset::Admission& admission) -> hookset::Task<Checked> {
     Checked outcome = co_await hooks.call<CheckTool>(call, key);
     if (outcome.completed())
       if (const Tool* tool = tool_registry().find(call.tool); tool && tool->commit)
-        if (co_await admission.admit()) tool->commit(outcome.output());
+        if (co_await admission.admit()) co_await tool->commit(outcome.output());
     co_return outcome;
   };
   auto watched = hookset::tripwire(hooks.call<WatchTool>(call)).around(work);
   hookset::Guarded<Checked> guarded =
       co_await hookset::asio::async_run(std::move(watched), net::use_awaitable);
+  json::object& answer = result.answer;
   if (guarded.tripped()) {
-    status = http::status::forbidden;
-    verdict = "stopped";
     answer["stopped"] = true;
-    answer["reason"] = guarded.trip->value.reason;
     answer["stopped_by"] = guarded.trip->name;
+    if (guarded.trip->value.failed()) {
+      result.undecided(*guarded.trip);
+    } else {
+      result.status = http::status::forbidden;
+      result.verdict = "stopped";
+      answer["reason"] = guarded.trip->value.reason;
+    }
     co_return;
   }
   Checked& outcome = *guarded.value;
@@ -204,14 +315,16 @@ net::awaitable<void> run_watched(const ServiceHooks& hooks, const ToolCall& call
   answer["args"] = outcome.input.args;
   answer["rewritten"] = outcome.input.args != call.args;
   if (outcome.rejected()) {
-    status = http::status::forbidden;
-    verdict = "refused";
+    result.status = http::status::forbidden;
+    result.verdict = "refused";
     answer["refused"] = true;
     answer["reason"] = outcome.reason();
   } else {
     answer["result"] = outcome.output();
   }
 }
+
+}  // namespace
 
 net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::string& body) {
   boost::system::error_code parse_error;
@@ -227,51 +340,53 @@ net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::strin
         http::status::bad_request,
         error_body(R"(expected {"tool": "<name>", "args": {...}} ("args" optional))")};
   ToolCall call{std::string(tool->get_string()), args ? args->get_object() : json::object{}};
-  if (!tool_registry().find(call.tool))
+  const Tool* found = tool_registry().find(call.tool);
+  if (!found)
     co_return ToolAnswer{
         http::status::not_found,
         {{"error", "unknown tool: " + call.tool}, {"tools", tool_registry().names()}}};
+  // The URL as it will be fetched, before any hook sees the call.
+  if (!found->url_argument.empty()) {
+    const json::value* url = call.args.if_contains(found->url_argument);
+    std::string why = "it is not a string";
+    std::optional<WebAddress> address;
+    if (url && url->is_string()) address = parse_web_address(url->get_string(), why);
+    if (!address)
+      co_return ToolAnswer{http::status::unprocessable_entity,
+                           error_body("argument \"" + found->url_argument +
+                                      "\" is not a URL the guards can judge: " + why)};
+    call.args[found->url_argument] = address->text;
+    call.url = std::move(address);
+  }
 
   // The key the hooks see: the tool's name, alive for both dispatches.
   const std::string name = call.tool;
   const std::string_view key = name;
-  json::object answer{{"tool", name}};
-  http::status status = http::status::ok;
-  std::string verdict = "ok";
+  Outcome outcome;
+  outcome.answer["tool"] = name;
   ToolCall checked = call;
   try {
-    // 1. May the call be made at all? PermitTool's guards, concurrently, joined by verdict.
     const hookset::Verdicts<> permit = co_await hooks.call<PermitTool>(call);
-    answer["verdicts"] = describe(permit);
-    if (permit.decision != hookset::Permission::allow) {
-      const auto* by = permit.decided_by();
-      status = http::status::forbidden;
-      verdict = "refused";
-      answer["refused"] = true;
-      answer["reason"] = by->value.reason;
-      answer["refused_by"] = by->name;
-    } else {
-      co_await run_watched(hooks, call, key, answer, status, verdict, checked);
-    }
+    judge_permit(permit, outcome);
+    if (outcome.status == http::status::ok)
+      co_await run_watched(hooks, call, key, outcome, checked);
+  } catch (const EffectRefused& refused) {
+    outcome.refuse(refused.what(), refused.by);
+    outcome.answer["effect"] = {{"write", refused.path}, {"path", refused.path}};
   } catch (const QuotaExceeded& error) {
-    status = http::status::insufficient_storage;
-    verdict = "failed";
-    answer["error"] = error.what();
+    outcome.fail(http::status::insufficient_storage, error.what());
   } catch (const ToolError& error) {
-    status = http::status::unprocessable_entity;
-    verdict = "failed";
-    answer["error"] = error.what();
+    outcome.fail(http::status::unprocessable_entity, error.what());
   } catch (const std::exception& error) {
-    status = http::status::internal_server_error;
-    verdict = "failed";
-    answer["error"] = std::string("tool call failed: ") + error.what();
+    outcome.fail(http::status::internal_server_error,
+                 std::string("tool call failed: ") + error.what());
   }
   try {
     std::vector<std::string> notes =
-        co_await hooks.call<AuditCall>(checked, verdict).with_timeout(2s);
-    answer["audit"] = json::value_from(notes);
+        co_await hooks.call<AuditCall>(checked, outcome.verdict).with_timeout(2s);
+    outcome.answer["audit"] = json::value_from(notes);
   } catch (const std::exception& error) {
-    answer["audit_error"] = error.what();  // the audits failed: the answer still comes
+    outcome.answer["audit_error"] = error.what();  // the audits failed: the answer still comes
   }
-  co_return ToolAnswer{status, answer};
+  co_return ToolAnswer{outcome.status, outcome.answer, outcome.retry_after};
 }

@@ -1,6 +1,18 @@
 #pragma once
-// The policy of the agent service, in hooks: its slots, the hooks registered on them at start-up
-// (policies, guards, audits, the metrics interceptor), and a tool call's way through them.
+// The policy of the agent service, all of it in hooks. A tool call's way (call_tool):
+//
+//   PermitTool   may the call be made? Guards judge it, concurrently; a deny beats any allow
+//                (403), a guard that could not decide - it threw, or ran out of time - makes
+//                the answer 503 with Retry-After: overload is not refusal.
+//   CheckTool    the pipeline, keyed by the tool's name: audit, normalise, gate per tool; its
+//                default runs the tool, while
+//   WatchTool    guards watch it (a tripwire): the first objection stops it at once.
+//   CheckWrite   every change any tool makes to the workspace: the effect boundary. Its hooks
+//                normalise the path and validate the write, whichever tool asked for it.
+//   AuditCall    audits of the call and its outcome, concurrently, each within its time limit.
+//
+// The hooks see the call parsed: a tool's URL argument as a WebAddress (addresses.hpp), its host
+// canonical. add_policies, add_guards, add_write_policy and add_audits (policy.cpp) register them.
 #include "tools.hpp"
 
 #include <hookset/asio.hpp>
@@ -12,7 +24,9 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,9 +38,14 @@ namespace json = boost::json;
 
 class Metrics;
 
-struct ToolCall {
-  std::string tool;
-  json::object args;
+// May a call be made at all? Guards judge it concurrently (remote policy services, as
+// asio::awaitable coroutines); their verdicts are joined - a deny beats any allow, whichever
+// answers first - and a guard that fails or runs out of time denies (FailClosed), its verdict
+// saying it failed (Verdict::failed()).
+struct PermitTool : hookset::VerdictSlot<hookset::Verdict<>(const ToolCall& call), hookset::Always,
+                                         hookset::Concurrent> {
+  static constexpr hookset::FailurePolicy on_failure = hookset::FailClosed;
+  static hookset::Verdict<> default_impl(const ToolCall&) { return {}; }  // allow
 };
 
 // The policy pipeline of a tool call: hooks pass, rewrite or refuse it; when all pass, the
@@ -48,17 +67,8 @@ struct CheckTool : hookset::Slot<json::value(ToolCall call, std::string_view too
         co_await page.async_wait(net::use_awaitable);  // operation_aborted when stopped
       }
     }
-    co_return found->run(call.args);
+    co_return co_await hookset::asio::async_run(found->run(call), net::use_awaitable);
   }
-};
-
-// May a call be made at all? Guards judge it concurrently (remote policy services, as
-// asio::awaitable coroutines); their verdicts are joined - a deny beats any allow, whichever
-// answers first - and a guard that fails or runs out of time denies (FailClosed).
-struct PermitTool : hookset::VerdictSlot<hookset::Verdict<>(const ToolCall& call), hookset::Always,
-                                         hookset::Concurrent> {
-  static constexpr hookset::FailurePolicy on_failure = hookset::FailClosed;
-  static hookset::Verdict<> default_impl(const ToolCall&) { return {}; }  // allow
 };
 
 // Guards that watch a call while it runs (a tripwire around CheckTool's dispatch): the first
@@ -67,6 +77,18 @@ struct WatchTool : hookset::VerdictSlot<hookset::Verdict<>(const ToolCall& call)
                                         hookset::Concurrent> {
   static constexpr hookset::FailurePolicy on_failure = hookset::FailClosed;
   static hookset::Verdict<> default_impl(const ToolCall&) { return {}; }  // allow
+};
+
+// Every write to the workspace, whichever tool makes it (fs_write, a crawl's saved pages, any
+// tool added later): the effect boundary (write_boundary) dispatches this slot for each, and
+// writes only what its hooks pass, as they leave it - or nothing, when a hook completes the write
+// itself (its output: where the content already is). Put the guard on the effect, not on the
+// tool: no tool can write around it. With no hook registered its default refuses every write.
+struct CheckWrite
+    : hookset::Slot<std::string(FileWrite write), hookset::Pipeline, hookset::Fallback> {
+  static hookset::decision_t<CheckWrite> default_impl(const FileWrite&) {
+    return hookset::reject("no write policy: the workspace is read-only");
+  }
 };
 
 // Audit notes, in registration order, the hooks that found nothing left out.
@@ -87,22 +109,32 @@ struct AuditCall : hookset::Slot<std::optional<std::string>(ToolCall call, std::
   }
 };
 
-using ServiceHooks = hookset::HookSet<PermitTool, CheckTool, WatchTool, AuditCall>;
+using ServiceHooks = hookset::HookSet<PermitTool, CheckTool, WatchTool, CheckWrite, AuditCall>;
 
 // Around every dispatch of every slot of the set (one interceptor, set-wide): its count,
 // latency and failures.
 void add_metrics(ServiceHooks& hooks, Metrics& metrics);
 // The policy pipeline's hooks (CheckTool).
 void add_policies(ServiceHooks& hooks, Metrics& metrics);
-// The guards: PermitTool's before a call, WatchTool's while it runs.
-void add_guards(ServiceHooks& hooks);
+// The guards: PermitTool's before a call, WatchTool's while it runs, each with `time_limit`.
+void add_guards(ServiceHooks& hooks, std::chrono::milliseconds time_limit);
 // The audits of every call (AuditCall).
 void add_audits(ServiceHooks& hooks);
 
-// A call's answer: its HTTP status and JSON body.
+// The names of registrations, for answers that name the hook that decided (a pipeline's result
+// gives its HookId).
+using HookNames = std::map<hookset::HookId, std::string>;
+// The write policy (CheckWrite): the path normalised, then validators - inside the workspace,
+// names a file system would take; their names go to `names`.
+void add_write_policy(ServiceHooks& hooks, HookNames& names);
+// The effect boundary: the one way to write `workspace`, each write through CheckWrite's hooks.
+WriteEffect write_boundary(const ServiceHooks& hooks, const HookNames& names, Workspace& workspace);
+
+// A call's answer: its HTTP status, JSON body, and for a 503 when to try again.
 struct ToolAnswer {
   http::status status;
   json::value body;
+  std::optional<std::chrono::seconds> retry_after{};
 };
 json::value error_body(std::string message);
 // POST /tool: the request's body (a JSON call) to its answer, through the slots above.

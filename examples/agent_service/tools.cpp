@@ -21,46 +21,55 @@ ToolRegistry& tool_registry() {
   static ToolRegistry registry;
   return registry;
 }
-void discover_tools(Workspace& workspace) {
+void discover_tools(const Workspace& workspace, WriteEffect write) {
   ToolRegistry& tools = tool_registry();
-  tools.add({"fs_read", "read a file of the workspace", [&workspace](const json::object& args) {
-               const std::string path = string_arg(args, "path");
+  tools.add({"fs_read", "read a file of the workspace",
+             [&workspace](const ToolCall& call) -> hookset::Task<json::value> {
+               const std::string path = string_arg(call.args, "path");
                std::optional<std::string> content = workspace.read(path);
                if (!content) throw ToolError("no such file: " + path);
-               return json::value{{"path", path}, {"content", *content}};
+               co_return json::value{{"path", path}, {"content", *content}};
              }});
-  tools.add({"fs_write", "write a file of the workspace", [&workspace](const json::object& args) {
-               const std::string path = string_arg(args, "path");
-               std::string content = string_arg(args, "content");
-               const std::size_t bytes = content.size();
-               workspace.write(path, std::move(content));
-               return json::value{{"path", path}, {"bytes", bytes}};
+  tools.add({"fs_write", "write a file of the workspace",
+             [write](const ToolCall& call) -> hookset::
+                                               Task<json::value> {
+    FileWrite change{string_arg(call.args, "path"), string_arg(call.args, "content"), call.tool};
+    const std::size_t bytes = change.content.size();
+    const std::string path = co_await write(std::move(change));
+    co_return json::value{{"path", path}, {"bytes", bytes}};
              }});
-  tools.add({"http_get", "fetch a URL (simulated)",
-             [](const json::object& args) {
-    const std::string url = string_arg(args, "url");
-    return json::value{{"url", url}, {"status", 200}, {"body", "<simulated page of " + url + ">"}};
-             }});
+  // The URL it fetches is the one the guards judged: parsed, canonical (ToolCall::url).
+  tools.add({.name = "http_get",
+             .description = "fetch a URL (simulated)",
+             .run = [](const ToolCall& call) -> hookset::Task<json::value> {
+               const std::string& url = call.url->text;
+               co_return json::value{
+                   {"url", url}, {"status", 200}, {"body", "<simulated page of " + url + ">"}};
+             },
+             .url_argument = "url"});
   tools.add({"shell", "run a shell command (simulated)",
-             [](const json::object& args) {
-    return json::value{{"stdout", "<simulated output of " + string_arg(args, "command") + ">"}};
+             [](const ToolCall& call) -> hookset::Task<json::value> {
+               co_return json::value{
+                   {"stdout", "<simulated output of " + string_arg(call.args, "command") + ">"}};
              }});
-  // Slow (2 ms a page), and its pages saved to the workspace - once every guard has allowed.
+  // Slow (2 ms a page), and its pages saved to the workspace - once every guard has allowed, and
+  // through the same write effect as fs_write.
   tools.add({"crawl", "fetch a site's pages and save them to /workspace/crawl/ (simulated)",
-             [](const json::object& args) {
-    const std::string site = string_arg(args, "site");
-    const std::int64_t pages = page_count(args);
-    std::string content;
-    for (std::int64_t page = 1; page <= pages; ++page)
-      content += "<simulated page " + std::to_string(page) + " of " + site + ">\n";
-    return json::value{{"site", site},
-                       {"pages", pages},
-                       {"saved_to", "/workspace/crawl/" + site + ".txt"},
-                       {"content", content}};
+             [](const ToolCall& call) -> hookset::Task<json::value> {
+               const std::string site = string_arg(call.args, "site");
+               const std::int64_t pages = page_count(call.args);
+               std::string content;
+               for (std::int64_t page = 1; page <= pages; ++page)
+                 content += "<simulated page " + std::to_string(page) + " of " + site + ">\n";
+               co_return json::value{{"site", site},
+                                     {"pages", pages},
+                                     {"saved_to", "/workspace/crawl/" + site + ".txt"},
+                                     {"content", content}};
              },
              2ms,
-             [&workspace](const json::value& result) {
-    workspace.write(std::string(result.at("saved_to").get_string()),
-                    std::string(result.at("content").get_string()));
-  }});
+             [write](const json::value& result) -> hookset::Task<void> {
+               FileWrite change{std::string(result.at("saved_to").get_string()),
+                                std::string(result.at("content").get_string()), "crawl"};
+               co_await write(std::move(change));
+             }});
 }

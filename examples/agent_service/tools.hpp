@@ -1,6 +1,12 @@
 #pragma once
 // The tools of the agent service: a registry filled at start-up, and the workspace the fs_* tools
-// and the crawl work on. Simulated: no file, network or process is touched.
+// and the crawl work on. Simulated: no file, network or process is touched. A tool reads the
+// workspace, but changes it only through the write effect it is given (policy.hpp: the effect
+// boundary, where the write policy's hooks see every write).
+#include "addresses.hpp"
+
+#include <hookset/task.hpp>
+
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -12,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace json = boost::json;
 
@@ -22,15 +29,43 @@ struct ToolError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A call of a tool, as the hooks and then the tool see it.
+struct ToolCall {
+  std::string tool;
+  json::object args;
+  // The tool's URL argument (Tool::url_argument), parsed and canonical before any hook sees the
+  // call, and in `args` as its canonical text: the guards judge what the tool will fetch.
+  std::optional<WebAddress> url{};
+};
+
+// A change of the workspace that a tool asks for.
+struct FileWrite {
+  std::string path;
+  std::string content;
+  std::string tool;  // who asks
+};
+// How a tool changes the workspace, and the only way it has: the path written (as the write
+// policy left it), or EffectRefused.
+using WriteEffect = std::function<hookset::Task<std::string>(FileWrite write)>;
+// A write refused by the write policy: 403, naming the hook that refused and the path it saw.
+struct EffectRefused : std::runtime_error {
+  EffectRefused(const std::string& reason, std::string by, std::string path)
+      : std::runtime_error(reason), by(std::move(by)), path(std::move(path)) {}
+  std::string by;
+  std::string path;
+};
+
 struct Tool {
   std::string name;
   std::string description;
-  std::function<json::value(const json::object& args)> run;
+  std::function<hookset::Task<json::value>(const ToolCall& call)> run;
   // A slow tool works a page at a time (its "pages" argument), each taking this long; it can be
   // stopped between pages (operation_aborted).
   std::chrono::milliseconds per_page{0};
   // What the tool's result changes, made only once the call's guards have all allowed it.
-  std::function<void(const json::value& result)> commit{};
+  std::function<hookset::Task<void>(const json::value& result)> commit{};
+  // The argument that is a URL, if any: parsed before any hook sees the call (ToolCall::url).
+  std::string url_argument{};
 };
 
 class ToolRegistry {
@@ -66,7 +101,8 @@ struct QuotaExceeded : ToolError {
 
 // The workspace the fs_* tools see: files in memory, shared by every connection, and capped: the
 // bytes of every file's path and content together stay within the quota (paths count too, or
-// many empty files with long names would fill the memory instead).
+// many empty files with long names would fill the memory instead). Tools get it as const: only
+// the effect boundary (policy.cpp) writes.
 class Workspace {
  public:
   explicit Workspace(std::size_t quota_bytes) : quota_bytes_(quota_bytes) {
@@ -105,6 +141,7 @@ std::string string_arg(const json::object& args, std::string_view name);
 // A slow tool's "pages": 1 to 1,000.
 std::int64_t page_count(const json::object& args);
 
-// "Discovery": the tools this build offers, registered once at start-up.
+// "Discovery": the tools this build offers, registered once at start-up. They read `workspace`
+// and write through `write` alone.
 ToolRegistry& tool_registry();
-void discover_tools(Workspace& workspace);
+void discover_tools(const Workspace& workspace, WriteEffect write);
