@@ -2,15 +2,20 @@
 // through hookset:
 //
 //   POST /tool      {"tool": "fs_read", "args": {"path": "notes.txt"}}  -> the tool's result,
-//                   a refusal with its reason (403), or an error (400, 404, 413, 422)
+//                   a refusal with its reason and the hook that decided (403), a guard that
+//                   could not decide (503 with Retry-After), or an error (400, 404, 413, 415,
+//                   422, 507)
 //   GET  /health    the service ("ok", or "draining" once it stops) and its tools
 //   GET  /ready     200 "ready", or 503 "draining" once it stops
-//   GET  /metrics   requests by route and status, their latency histograms, and every slot's
-//                   dispatch count and latency; Prometheus' text format with ?format=prometheus
-//                   or Accept: text/plain
+//   GET  /metrics   requests by route and status, their latency histograms, every slot's
+//                   dispatch count and latency, access log lines dropped; Prometheus' text
+//                   format with ?format=prometheus or Accept: text/plain
 //   POST /shutdown  stops the service (as SIGINT and SIGTERM do): idle connections are closed,
 //                   requests begun are answered with "Connection: close"
-// (HEAD wherever GET is.)
+// (HEAD wherever GET is.) It answers only to its own names (Host: 127.0.0.1, localhost, or one
+// given by --allow-host; else 421), no web page can make it change anything (a POST from a
+// foreign Origin: 403; /tool takes application/json only: 415; /shutdown refused from any
+// Origin, and with --shutdown-token-file it needs the token written there: 401).
 //
 // A call is first judged by PermitTool's guards, concurrently, their verdicts joined (a verdict
 // slot): a deny beats an allow whichever answers first. They judge the call as it will run: a
@@ -29,30 +34,37 @@
 // path inside the workspace, names a file system takes). Then the AuditCall slot runs its audit
 // hooks concurrently, as asio::awaitable coroutines on the io_context: each with its own time
 // limit, and one of them (an export to a remote log that never answers) cut off after 50 ms and
-// skipped (FailOpen), so the answer still comes.
-// One set-wide interceptor measures every dispatch of every slot for GET /metrics; with
-// --trace, hookset::TraceWriters record the last dispatches, hooks and warnings. The tools are
-// simulated: fs_* and crawl work on an in-memory workspace, http_get and shell never leave the
-// process.
+// skipped (FailOpen), so the answer still comes. One set-wide interceptor measures every
+// dispatch of every slot for GET /metrics; with --trace, hookset::TraceWriters record the last
+// dispatches, hooks and warnings. The tools are simulated: fs_* and crawl work on an in-memory
+// workspace, http_get and shell never leave the process.
 //
 // Usage: example_agent_service [--port N] [--port-file F] [--trace F] [--trace-events N]
 //          [--access-log F] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]
 //          [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]
+//          [--allow-host NAME]... [--allow-origin ORIGIN]... [--shutdown-token-file F]
 //   --port 0 (the default) binds a free port; --port-file receives the bound port once the
 //   service listens; --trace writes a Chrome trace of the last dispatches and hooks at shutdown
 //   (the last --trace-events, 20,000 by default, at least half as many); --access-log: a line
-//   per request (with its X-Request-Id) to F, standard output by default ("-").
+//   per request (with its X-Request-Id) to F, standard output by default ("-"); a reader too
+//   slow loses lines (counted), it never holds the service up.
 //   Timeouts: a connection idle between requests 60 s, a request's header section 10 s from its
-//   first byte, its body 30 s; each guard 500 ms (--guard-timeout-ms). --max-connections (1,000):
-//   beyond them a new connection is answered 503 and closed. --workspace-bytes (1 MiB): the fs_*
-//   workspace's quota (paths and contents), a write beyond it 507. --max-fds lowers the descriptor
-//   limit (to try the service at it: accept then backs off, 5 ms doubling to 1 s).
+//   first byte, its body 30 s; each guard 500 ms (--guard-timeout-ms). --max-connections
+//   (1,000): beyond them a new connection is answered 503 and closed. --workspace-bytes (1 MiB):
+//   the fs_* workspace's quota (paths and contents), a write beyond it 507. --max-fds lowers the
+//   descriptor limit (to try the service at it: accept then backs off, 5 ms doubling to 1 s).
+//   --allow-host: another name it answers to (a reverse proxy's, say); --allow-origin: a web
+//   origin whose pages may call POST /tool ("http://dashboard.example:3000");
+//   --shutdown-token-file: a fresh token is written to F (mode 0600) for POST /shutdown.
 //
-// The program in its parts: tools.hpp (the simulated tools and their workspace), policy.hpp (the
-// slots, the hooks registered on them, and a tool call's way through them), http_server.hpp
-// (HTTP), metrics.hpp and bounded_trace.hpp (what an operator reads); this file starts them.
+// The program in its parts: policy.hpp (the slots, the hooks registered on them, and a tool
+// call's way through them: the hooks part), tools.hpp (the simulated tools and their
+// workspace), addresses.hpp (URLs and hosts, canonical), http_server.hpp (HTTP, whom it answers),
+// line_writer.hpp, metrics.hpp and bounded_trace.hpp (what an operator reads); this file starts
+// them.
 #include "bounded_trace.hpp"
 #include "http_server.hpp"
+#include "line_writer.hpp"
 #include "metrics.hpp"
 #include "policy.hpp"
 #include "tools.hpp"
@@ -65,18 +77,25 @@
 #include <boost/json/src.hpp>
 #include <boost/url/src.hpp>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 struct Options {
   unsigned short port = 0;
@@ -89,12 +108,15 @@ struct Options {
   std::size_t max_connections = 1'000;
   std::size_t workspace_bytes = 1024 * 1024;
   std::uint64_t max_fds = 0;  // 0: the descriptor limit as inherited
+  Trust trust;
+  std::string shutdown_token_file;
 };
 
 constexpr std::string_view usage =
     "[--port N] [--port-file F] [--trace F] [--trace-events N] [--access-log F]\n"
     "       [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]\n"
-    "       [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]";
+    "       [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]\n"
+    "       [--allow-host NAME]... [--allow-origin ORIGIN]... [--shutdown-token-file F]";
 
 // A whole decimal number, or nothing.
 std::optional<std::uint64_t> to_number(const std::string& text) {
@@ -119,6 +141,23 @@ std::optional<Options> parse_options(int argc, char** argv) {
     }
     if (arg == "--access-log") {
       options.access_log = value;
+      continue;
+    }
+    if (arg == "--shutdown-token-file") {
+      options.shutdown_token_file = value;
+      continue;
+    }
+    std::string why;
+    if (arg == "--allow-host") {
+      std::optional<Authority> host = parse_authority(value, why);
+      if (!host || host->port) return std::nullopt;  // a name, without a port
+      options.trust.hosts.push_back(host->host);
+      continue;
+    }
+    if (arg == "--allow-origin") {
+      std::optional<Origin> origin = parse_origin(value, why);
+      if (!origin) return std::nullopt;
+      options.trust.origins.push_back(*origin);
       continue;
     }
     const std::optional<std::uint64_t> number = to_number(value);
@@ -157,37 +196,73 @@ bool limit_descriptors(std::uint64_t max_fds) {
   return setrlimit(RLIMIT_NOFILE, &limit) == 0;
 }
 
-// Written whole (a temporary file renamed), so a reader never sees half a port number.
-void write_port_file(const std::string& path, unsigned short port) {
+// Written whole (a temporary file renamed), so that a reader never sees half of it; readable by
+// its owner only when `secret`.
+bool write_whole(const std::string& path, const std::string& text, bool secret = false) {
   const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << port << '\n';
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, secret ? 0600 : 0644);
+  if (fd < 0) return false;
+  bool written = (!secret || ::fchmod(fd, 0600) == 0) &&
+                 ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  written = ::close(fd) == 0 && written;
+  std::error_code error;
+  if (written) std::filesystem::rename(temporary, path, error);
+  return written && !error;
+}
+
+// 128 random bits, in hex.
+std::string fresh_token() {
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 4; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
+    token += part;
   }
-  std::filesystem::rename(temporary, path);
+  return token;
 }
 
 int main(int argc, char** argv) {
-  const std::optional<Options> options = parse_options(argc, argv);
+  std::optional<Options> options = parse_options(argc, argv);
   if (!options) {
     std::cerr << "usage: " << argv[0] << ' ' << usage << '\n';
     return 2;
   }
+  // A reader of standard output (or of the access log) that goes away must not end the service:
+  // writing to it then fails with EPIPE instead (see LineWriter).
+  std::signal(SIGPIPE, SIG_IGN);
   if (options->max_fds && !limit_descriptors(options->max_fds)) {
     std::cerr << "agent_service: cannot lower the descriptor limit to " << options->max_fds << '\n';
     return 1;
+  }
+  // What goes to standard output never holds up the service: a writer thread, a bounded buffer.
+  LineWriter out(STDOUT_FILENO);
+  int log_fd = -1;
+  if (options->access_log != "-") {
+    log_fd = ::open(options->access_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      std::cerr << "agent_service: cannot write the access log " << options->access_log << '\n';
+      return 1;
+    }
+  }
+  std::optional<LineWriter> log_file;
+  if (log_fd >= 0) log_file.emplace(log_fd);
+  AccessLog access_log(log_file ? *log_file : out);
+  if (!options->shutdown_token_file.empty()) {
+    options->trust.shutdown_token = fresh_token();
+    if (!write_whole(options->shutdown_token_file, options->trust.shutdown_token + "\n", true)) {
+      std::cerr << "agent_service: cannot write " << options->shutdown_token_file << '\n';
+      return 1;
+    }
   }
   // The last dispatches, hooks and warnings, as a Chrome trace written at shutdown.
   std::optional<BoundedTrace> trace;
   if (!options->trace_file.empty()) trace.emplace(options->trace_file, options->trace_events);
   hookset::ScopedObserver tracing(trace ? &*trace : nullptr);
-  AccessLog access_log(options->access_log);
-  if (!access_log.good()) {
-    std::cerr << "agent_service: cannot write the access log " << options->access_log << '\n';
-    return 1;
-  }
 
   Metrics metrics;
+  metrics.watch_access_log(log_file ? &*log_file : &out);
   ServiceHooks hooks;
   hooks.set_observer(&metrics);
   add_metrics(hooks, metrics);
@@ -201,11 +276,14 @@ int main(int argc, char** argv) {
   discover_tools(workspace, write_boundary(hooks, write_policy, workspace));
 
   net::io_context io;
-  Server server(io, hooks, metrics, access_log, options->timeouts, options->max_connections);
+  Server server(io, hooks, metrics, access_log, options->timeouts, options->max_connections,
+                options->trust);
   try {
     const unsigned short port = server.listen(options->port);
-    if (!options->port_file.empty()) write_port_file(options->port_file, port);
-    std::cout << "agent_service listening on http://127.0.0.1:" << port << std::endl;
+    if (!options->port_file.empty() &&
+        !write_whole(options->port_file, std::to_string(port) + "\n"))
+      throw std::runtime_error("cannot write " + options->port_file);
+    out.write("agent_service listening on http://127.0.0.1:" + std::to_string(port) + "\n");
   } catch (const std::exception& error) {
     std::cerr << "agent_service: cannot listen: " << error.what() << '\n';
     return 1;
@@ -214,11 +292,11 @@ int main(int argc, char** argv) {
   io.run();
   second.join();
 
-  std::cout << "agent_service stopped after " << metrics.requests() << " requests" << std::endl;
+  out.write("agent_service stopped after " + std::to_string(metrics.requests()) + " requests\n");
   if (trace) {
     trace->write();
-    std::cout << "trace: the last " << trace->event_count() << " events in " << options->trace_file
-              << std::endl;
+    out.write("trace: the last " + std::to_string(trace->event_count()) + " events in " +
+              options->trace_file + "\n");
   }
   return 0;
 }

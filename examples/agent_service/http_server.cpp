@@ -12,6 +12,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
+#include <boost/url/parse.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +41,9 @@ constexpr std::uint32_t max_header_bytes = 8 * 1024;
 constexpr auto write_timeout = 30s;
 // How long a connection answered with an error and closed still has its input read and dropped.
 constexpr auto drain_timeout = 2s;
+// How long an idle kept-alive connection still waits for a request once the stop begins: its
+// client may have sent one before it could know.
+constexpr auto stop_grace = 500ms;
 
 // The date as every response carries it (RFC 9110 §6.6.1), in IMF-fixdate form:
 // "Sun, 06 Nov 1994 08:49:37 GMT" (the program never calls setlocale: %a and %b are English).
@@ -111,22 +115,149 @@ const Route* find_route(std::string_view path) {
   return nullptr;
 }
 
+// A request refused before it is read on: its status and why. The connection is then closed.
+struct Refusal {
+  http::status status;
+  std::string message;
+};
+
+// The transfer codings of a request, in order, from all its Transfer-Encoding lines, lower case,
+// without parameters.
+std::vector<std::string> transfer_codings(const Request& header) {
+  std::vector<std::string> codings;
+  const auto [first, last] = header.equal_range(http::field::transfer_encoding);
+  for (auto field = first; field != last; ++field) {
+    const std::string_view list = field->value();
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t end = std::min(list.find(',', start), list.size());
+      std::string_view coding = list.substr(start, end - start);
+      coding = coding.substr(0, coding.find(';'));
+      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t'))
+        coding.remove_prefix(1);
+      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t'))
+        coding.remove_suffix(1);
+      std::string lower(coding);
+      for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      if (!lower.empty()) codings.push_back(std::move(lower));
+      start = end + 1;
+    }
+  }
+  return codings;
+}
+
 // Why a request's body cannot be delimited safely (RFC 9112 §6.1, §6.3) or the request is not
-// one HTTP/1.1 allows (§3.2: exactly one Host): answered 400 and the connection closed - read
-// on, and a body read as "no body" would run as the next request (request smuggling).
-std::optional<std::string> framing_error(const RequestParser& parser) {
-  const Request& header = parser.get();
-  const bool transfer_encoded = header.count(http::field::transfer_encoding) > 0;
-  if (transfer_encoded && header.count(http::field::content_length) > 0)
-    return "Transfer-Encoding together with Content-Length";
-  if (transfer_encoded && header.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request";
-  if (transfer_encoded && !parser.chunked())
-    return "Transfer-Encoding other than chunked (" +
-           valid_utf8(header[http::field::transfer_encoding]) + ")";
+// one HTTP/1.1 allows (§3.2: exactly one Host; §5.3: a field that is one value, once): 400 -
+// read on, and a body read as "no body" would run as the next request (request smuggling). A
+// body in a coding the service does not know (gzip, then chunked) is delimited, but not
+// understood: 501 (§6.1).
+std::optional<Refusal> framing_error(const Request& header) {
+  const std::vector<std::string> codings = transfer_codings(header);
+  const auto bad = [](std::string message) {
+    return Refusal{http::status::bad_request, std::move(message)};
+  };
+  if (header.count(http::field::transfer_encoding) > 0) {
+    if (header.count(http::field::content_length) > 0)
+      return bad("Transfer-Encoding together with Content-Length");
+    if (header.version() < 11) return bad("Transfer-Encoding in an HTTP/1.0 request");
+    if (codings.empty() || codings.back() != "chunked")
+      return bad("Transfer-Encoding whose last coding is not chunked (" +
+                 valid_utf8(header[http::field::transfer_encoding]) + ")");
+    for (std::size_t i = 0; i + 1 < codings.size(); ++i) {
+      if (codings[i] == "chunked") return bad("Transfer-Encoding chunked more than once");
+      return Refusal{http::status::not_implemented,
+                     "Transfer-Encoding " + valid_utf8(codings[i]) + " is not supported"};
+    }
+  }
   const std::size_t hosts = header.count(http::field::host);
   if (hosts > 1 || (hosts == 0 && header.version() >= 11))
-    return "an HTTP/1.1 request needs exactly one Host header";
+    return bad("an HTTP/1.1 request needs exactly one Host header");
+  if (header.count(http::field::content_type) > 1) return bad("more than one Content-Type");
+  if (header.count(http::field::content_length) > 1) return bad("more than one Content-Length");
   return std::nullopt;
+}
+
+// Where the end of the header section is in `data` (just past its empty line), or npos.
+std::size_t header_section_end(std::string_view data) {
+  for (std::size_t at = data.find('\n'); at != std::string_view::npos;
+       at = data.find('\n', at + 1)) {
+    if (at + 1 < data.size() && data[at + 1] == '\n') return at + 2;
+    if (at + 2 < data.size() && data[at + 1] == '\r' && data[at + 2] == '\n') return at + 3;
+  }
+  return std::string_view::npos;
+}
+
+// The request line's HTTP version, in place: a minor version above 1 is read as HTTP/1.1 (RFC
+// 9110 §2.5); a major version other than 1 is refused (505). Other forms are left to the parser.
+std::optional<Refusal> settle_version(char* line, std::size_t length) {
+  std::string_view text(line, length);
+  if (text.ends_with('\r')) text.remove_suffix(1);
+  const std::size_t space = text.rfind(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view version = text.substr(space + 1);
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (version.size() != 8 || !version.starts_with("HTTP/") || !digit(version[5]) ||
+      version[6] != '.' || !digit(version[7]))
+    return std::nullopt;
+  if (version[5] != '1')
+    return Refusal{http::status::http_version_not_supported,
+                   "HTTP/" + std::string(version.substr(5)) + " is not supported: HTTP/1.1 is"};
+  if (version[7] > '1') line[space + 1 + 7] = '1';
+  return std::nullopt;
+}
+
+// The request's target as the routes see it. An absolute-form target (RFC 9112 §3.2.2) names the
+// service in its authority: that is the one checked, not the Host header.
+struct Target {
+  std::string path;
+  std::string query;                     // without the '?'
+  std::optional<std::string> authority;  // absolute form: its authority
+  bool absolute_without_port = false;    // (then the port is the scheme's: 80)
+};
+std::optional<Target> parse_target(std::string_view target) {
+  if (!target.starts_with('/')) {
+    auto url = boost::urls::parse_absolute_uri(target);
+    if (url && url->has_authority() && (url->scheme_id() == boost::urls::scheme::http)) {
+      Target absolute{std::string(url->encoded_path()), std::string(url->encoded_query()),
+                      std::string(url->encoded_authority()),
+                      !url->has_port() || url->port().empty()};
+      if (absolute.path.empty()) absolute.path = "/";
+      return absolute;
+    }
+    if (url) return std::nullopt;  // an absolute URI not for an HTTP server
+  }
+  const std::size_t query = target.find('?');
+  return Target{
+      std::string(target.substr(0, query)),
+      query == std::string_view::npos ? std::string() : std::string(target.substr(query + 1)),
+      std::nullopt};
+}
+
+// "application/json", whatever the case, with parameters or not (a charset, if any, UTF-8).
+bool json_media_type(std::string_view type) {
+  const auto lower = [](std::string_view text) {
+    std::string out;
+    for (const char c : text)
+      if (c != ' ' && c != '\t') out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return out;
+  };
+  const std::string normal = lower(type);
+  const std::string essence = normal.substr(0, normal.find(';'));
+  if (essence != "application/json") return false;
+  const std::size_t charset = normal.find(";charset=");
+  if (charset == std::string::npos) return true;
+  std::string value = normal.substr(charset + 9);
+  value = value.substr(0, value.find(';'));
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+    value = value.substr(1, value.size() - 2);
+  return value == "utf-8";
+}
+
+// Compares without stopping at the first difference: how long it takes says nothing of the token.
+bool same_token(std::string_view given, std::string_view expected) {
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    difference |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  return difference == 0;
 }
 
 // One request and its answer, as the access log, the metrics and the answer see it.
@@ -138,6 +269,7 @@ struct Exchange {
   unsigned version = 11;
   std::string route = "unread";  // the request's label in the metrics
   bool head = false;             // a HEAD request: answered without the body
+  Target where;                  // the target, parsed
   Metrics::clock::time_point start = Metrics::clock::now();
 };
 
@@ -166,8 +298,7 @@ void AccessLog::write(const Exchange& exchange, unsigned status, std::size_t bod
                     exchange.version % 10, status, body_bytes,
                     std::chrono::duration<double, std::milli>(took).count());
   line.append(tail, static_cast<std::size_t>(std::max(tail_length, 0)));
-  std::lock_guard lock(mutex_);
-  *out_ << line << std::flush;
+  out_.write(line);
 }
 
 class Server::Impl {
@@ -176,11 +307,12 @@ class Server::Impl {
     explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
     beast::tcp_stream stream;
     bool idle = false;
+    std::optional<net::steady_timer> grace;  // the stop's, for an idle connection
   };
 
  public:
   Impl(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, AccessLog& access_log,
-       Timeouts timeouts, std::size_t max_connections)
+       Timeouts timeouts, std::size_t max_connections, Trust trust)
       : io_(io),
         acceptor_(net::make_strand(io)),
         accept_backoff_(acceptor_.get_executor()),
@@ -189,7 +321,8 @@ class Server::Impl {
         metrics_(metrics),
         access_log_(access_log),
         timeouts_(timeouts),
-        max_connections_(max_connections) {}
+        max_connections_(max_connections),
+        trust_(std::move(trust)) {}
 
   unsigned short listen(unsigned short port) {
     const tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
@@ -197,6 +330,11 @@ class Server::Impl {
     acceptor_.set_option(net::socket_base::reuse_address(true));
     acceptor_.bind(endpoint);
     acceptor_.listen();
+    port_ = acceptor_.local_endpoint().port();
+    // Its own names, and so its own origins.
+    trust_.hosts.push_back(Host{HostKind::ipv4, "127.0.0.1"});
+    trust_.hosts.push_back(Host{HostKind::name, "localhost"});
+    for (const Host& host : trust_.hosts) trust_.origins.push_back(Origin{"http", host, port_});
     signals_.async_wait([this](const boost::system::error_code& error, int) {
       if (!error) stop();
     });
@@ -204,8 +342,9 @@ class Server::Impl {
     return acceptor_.local_endpoint().port();
   }
 
-  // Stops accepting and closes every idle connection; a request begun (its first byte read) is
-  // still answered, with "Connection: close", and io_context::run returns once all is done.
+  // Stops accepting and closes every idle connection once the stop's grace has passed; a request
+  // begun (its first byte read) is still answered, with "Connection: close", and io_context::run
+  // returns once all is done.
   void stop() {
     if (stopping_.exchange(true)) return;
     net::post(acceptor_.get_executor(), [this] {
@@ -221,13 +360,19 @@ class Server::Impl {
     for (const auto& entry : sessions_) {
       std::weak_ptr<Connection> weak = entry.second;
       if (auto connection = weak.lock()) {
-        // On the connection's strand: an idle read ends at once; a request in flight is still
-        // answered, and its session then sees the stop instead of reading again.
+        // On the connection's strand: an idle read ends after the grace, unless a request comes
+        // (answered, "Connection: close"); a request in flight is still answered, and its
+        // session then waits no longer than the grace for another.
         net::post(connection->stream.get_executor(), [weak] {
-          if (auto connection = weak.lock(); connection && connection->idle) {
-            boost::system::error_code ignored;
-            connection->stream.socket().cancel(ignored);
-          }
+          auto connection = weak.lock();
+          if (!connection || !connection->idle) return;
+          connection->grace.emplace(connection->stream.get_executor(), stop_grace);
+          connection->grace->async_wait([weak](const boost::system::error_code&) {
+            if (auto connection = weak.lock(); connection && connection->idle) {
+              boost::system::error_code ignored;
+              connection->stream.socket().cancel(ignored);
+            }
+          });
         });
       }
     }
@@ -303,12 +448,13 @@ class Server::Impl {
     beast::tcp_stream& stream = connection->stream;
     const std::uint64_t id = enlist(connection);
     beast::flat_buffer buffer;
-    for (bool keep_alive = true; keep_alive && !stopping_;) {
-      // Idle until the next request's first byte, unless it came already (pipelined): the stop
-      // closes an idle connection at once, but answers a request begun.
+    for (bool keep_alive = true; keep_alive;) {
+      // Idle until the next request's first byte, unless it came already (pipelined). Once the
+      // stop has begun, for its grace only: a request its client sent before it could know (its
+      // last answer said keep-alive) is still answered, with "Connection: close".
       if (buffer.size() == 0) {
         connection->idle = true;
-        stream.expires_after(timeouts_.idle);
+        stream.expires_after(stopping_ ? std::chrono::milliseconds(stop_grace) : timeouts_.idle);
         auto [error, bytes] = co_await stream.async_read_some(buffer.prepare(4096),
                                                               net::as_tuple(net::use_awaitable));
         connection->idle = false;
@@ -329,10 +475,30 @@ class Server::Impl {
   // goes on to the next request.
   net::awaitable<bool> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
     Exchange exchange = new_exchange(stream);
-    RequestParser parser;
-    parser.header_limit(max_header_bytes);
-    parser.body_limit(max_body_bytes);
     stream.expires_after(timeouts_.header);
+    if (const boost::system::error_code error = co_await read_header_section(stream, buffer)) {
+      const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+      if (error == http::error::header_limit && data.find('\n') > max_header_bytes) {
+        count_request(exchange, "too large");  // the request line alone: its target (§3)
+        co_await refuse(stream, exchange, http::status::uri_too_long,
+                        "request line longer than " + std::to_string(max_header_bytes) + " bytes",
+                        11);
+        co_return false;
+      }
+      co_await unreadable(stream, exchange, error, 11);
+      co_return false;
+    }
+    if (std::optional<Refusal> refusal = settle_version(
+            static_cast<char*>(buffer.data().data()),
+            std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size())
+                .find('\n'))) {
+      count_request(exchange, "malformed HTTP");
+      co_await refuse(stream, exchange, refusal->status, std::move(refusal->message), 11);
+      co_return false;
+    }
+    RequestParser parser;
+    parser.header_limit(max_header_bytes + 4);  // (counted already, whole: read_header_section)
+    parser.body_limit(max_body_bytes);
     auto [header_error, header_bytes] =
         co_await http::async_read_header(stream, buffer, parser, net::as_tuple(net::use_awaitable));
     (void)header_bytes;
@@ -345,9 +511,13 @@ class Server::Impl {
     exchange.method = parser.get().method_string();
     exchange.target = parser.get().target();
     exchange.head = parser.get().method() == http::verb::head;
-    if (std::optional<std::string> error = framing_error(parser)) {
-      count_request(exchange, "malformed HTTP");
-      co_await refuse(stream, exchange, http::status::bad_request, std::move(*error), version);
+    std::optional<Refusal> refusal = framing_error(parser.get());
+    if (!refusal) refusal = misdirected(parser.get(), exchange);
+    if (refusal) {
+      count_request(exchange, refusal->status == http::status::misdirected_request
+                                  ? "misdirected"
+                                  : "malformed HTTP");
+      co_await refuse(stream, exchange, refusal->status, std::move(refusal->message), version);
       co_return false;
     }
     // Too large by its Content-Length: answered at once, not after reading the body.
@@ -387,6 +557,55 @@ class Server::Impl {
     // answer says "Connection: close": the client must not send another request on it.
     const bool keep_alive = client_keeps_alive && !stopping_;
     co_return co_await answer(stream, exchange, std::move(response), keep_alive) && keep_alive;
+  }
+
+  // Reads until `buffer` holds a whole header section. Empty lines before the request line are
+  // dropped (RFC 9112 §2.2), and every byte from the request line to the empty line counts
+  // against max_header_bytes (Beast's own limit counts what one parsing step sees, not the
+  // whole: 11 KiB of small fields passed an 8 KiB limit).
+  net::awaitable<boost::system::error_code> read_header_section(beast::tcp_stream& stream,
+                                                                beast::flat_buffer& buffer) {
+    for (;;) {
+      std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+      std::size_t blank = 0;
+      while (blank < data.size() && (data[blank] == '\n' || data.substr(blank).starts_with("\r\n")))
+        blank += data[blank] == '\n' ? 1 : 2;
+      buffer.consume(blank);
+      data.remove_prefix(blank);
+      const std::size_t end = header_section_end(data);
+      if (end != std::string_view::npos)
+        co_return end > max_header_bytes ? http::error::header_limit : boost::system::error_code{};
+      if (data.size() > max_header_bytes) co_return http::error::header_limit;
+      auto [error, bytes] =
+          co_await stream.async_read_some(buffer.prepare(4096), net::as_tuple(net::use_awaitable));
+      if (error) co_return data.empty() ? error : http::error::partial_message;
+      buffer.commit(bytes);
+    }
+  }
+
+  // Whether the request is for this service: the authority it names - an absolute-form target's,
+  // else its Host (RFC 9112 §3.2.2) - must be one of the service's names, with its port if any.
+  // Invalid: 400 (§3.2); another's: 421 (RFC 9110 §15.5.20).
+  std::optional<Refusal> misdirected(const Request& header, Exchange& exchange) const {
+    std::optional<Target> target = parse_target(header.target());
+    if (!target)
+      return Refusal{http::status::bad_request, "a request target this server cannot serve"};
+    exchange.where = *target;
+    std::string_view named = header[http::field::host];
+    if (target->authority) named = *target->authority;
+    else if (header.count(http::field::host) == 0) return std::nullopt;  // HTTP/1.0: no Host
+    std::string why;
+    std::optional<Authority> authority = parse_authority(named, why);
+    if (!authority)
+      return Refusal{http::status::bad_request, "invalid Host " + valid_utf8(named) + ": " + why};
+    if (target->absolute_without_port) authority->port = 80;
+    const bool ours =
+        std::find(trust_.hosts.begin(), trust_.hosts.end(), authority->host) != trust_.hosts.end();
+    if (ours && (!authority->port || *authority->port == port_)) return std::nullopt;
+    return Refusal{http::status::misdirected_request,
+                   "this service answers to 127.0.0.1, localhost and the names it was given, on "
+                   "port " +
+                       std::to_string(port_) + "; not to " + valid_utf8(named)};
   }
 
   // A request that could not be read: answered when the client sent what it must not, only
@@ -459,16 +678,41 @@ class Server::Impl {
     }
   }
 
+  // Why a state-changing request may not be made from where it comes (its Origin), if so.
+  std::optional<std::string> foreign_origin(const Request& request) const {
+    if (request.count(http::field::origin) == 0) return std::nullopt;  // not from a web page
+    const std::string_view text = request[http::field::origin];
+    std::string why;
+    const std::optional<Origin> origin = parse_origin(text, why);
+    if (request.count(http::field::origin) == 1 && origin &&
+        std::find(trust_.origins.begin(), trust_.origins.end(), *origin) != trust_.origins.end())
+      return std::nullopt;
+    return "Origin " + valid_utf8(text) + " may not make requests that change anything here";
+  }
+
   net::awaitable<Response> handle(const Request& request, Exchange& exchange) {
     const std::string_view target = request.target();
-    const std::string_view path = target.substr(0, target.find('?'));
+    const std::string_view path = exchange.where.path;
     const unsigned version = request.version();
     const bool get = request.method() == http::verb::get || request.method() == http::verb::head;
     const bool post = request.method() == http::verb::post;
     if (path == "/tool" && post) {
       count_request(exchange, "POST /tool");
+      if (std::optional<std::string> refused = foreign_origin(request))
+        co_return json_response(http::status::forbidden, error_body(std::move(*refused)), version);
+      // What a web page may send anywhere without asking first (text/plain, forms) is refused.
+      if (!json_media_type(request[http::field::content_type])) {
+        Response refused = json_response(
+            http::status::unsupported_media_type,
+            error_body("POST /tool takes a JSON body: Content-Type: application/json"), version);
+        refused.set(http::field::accept, "application/json");
+        co_return refused;
+      }
       ToolAnswer answer = co_await call_tool(hooks_, request.body());
-      co_return json_response(answer.status, answer.body, version);
+      Response response = json_response(answer.status, answer.body, version);
+      if (answer.retry_after)
+        response.set(http::field::retry_after, std::to_string(answer.retry_after->count()));
+      co_return response;
     }
     // Liveness: up, and whether it is draining.
     if (path == "/health" && get) {
@@ -488,7 +732,7 @@ class Server::Impl {
     }
     if (path == "/metrics" && get) {
       count_request(exchange, "GET /metrics");
-      const std::string_view query = path.size() < target.size() ? target.substr(path.size()) : "";
+      const std::string_view query = exchange.where.query;
       const std::string_view accept = request[http::field::accept];
       // Prometheus asks with "Accept: text/plain;version=0.0.4" (or OpenMetrics first).
       if (query.find("format=prometheus") != std::string_view::npos ||
@@ -504,10 +748,31 @@ class Server::Impl {
     }
     if (path == "/shutdown" && post) {
       count_request(exchange, "POST /shutdown");
+      // No web page may stop the service, whatever its origin; a token, if it has one.
+      if (request.count(http::field::origin) > 0)
+        co_return json_response(http::status::forbidden,
+                                error_body("POST /shutdown is refused from any Origin"), version);
+      const std::string_view credentials = request[http::field::authorization];
+      const bool bearer =
+          credentials.size() > 7 && beast::iequals(credentials.substr(0, 7), "Bearer ");
+      if (!trust_.shutdown_token.empty() &&
+          !(bearer && same_token(credentials.substr(7), trust_.shutdown_token))) {
+        Response refused = json_response(
+            http::status::unauthorized,
+            error_body("POST /shutdown needs Authorization: Bearer <the shutdown token>"), version);
+        refused.set(http::field::www_authenticate, "Bearer realm=\"agent_service\"");
+        co_return refused;
+      }
       stop();  // before the answer, which then says "Connection: close"
       co_return json_response(http::status::ok, {{"status", "shutting down"}}, version);
     }
     count_request(exchange, "other");
+    // A method it does not know at all (RFC 9110 §9.1: 501); one it knows, not here: 405.
+    if (request.method() == http::verb::unknown)
+      co_return json_response(
+          http::status::not_implemented,
+          error_body("method " + valid_utf8(request.method_string()) + " not implemented"),
+          version);
     if (const Route* route = find_route(path)) {
       Response refused = json_response(
           http::status::method_not_allowed,
@@ -539,6 +804,8 @@ class Server::Impl {
   AccessLog& access_log_;
   const Timeouts timeouts_;
   const std::size_t max_connections_;
+  Trust trust_;              // complete (its own names and origins) once listening
+  unsigned short port_ = 0;  // the port bound
   std::atomic<std::size_t> open_connections_{0};
   // Request ids: the start time (hex seconds), so that they differ from one run to the next,
   // and a count.
@@ -557,8 +824,9 @@ class Server::Impl {
 };
 
 Server::Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics,
-               AccessLog& access_log, Timeouts timeouts, std::size_t max_connections)
-    : impl_(std::make_unique<Impl>(io, hooks, metrics, access_log, timeouts, max_connections)) {}
+               AccessLog& access_log, Timeouts timeouts, std::size_t max_connections, Trust trust)
+    : impl_(std::make_unique<Impl>(io, hooks, metrics, access_log, timeouts, max_connections,
+                                   std::move(trust))) {}
 Server::~Server() = default;
 unsigned short Server::listen(unsigned short port) { return impl_->listen(port); }
 void Server::stop() { impl_->stop(); }

@@ -1,6 +1,8 @@
 #pragma once
 // Metrics: HTTP requests and responses, per slot the dispatches, errors and latency (measured by
 // a set-wide interceptor, add_metrics), and the audit hooks skipped (reported to this observer).
+#include "line_writer.hpp"
+
 #include <hookset/observer.hpp>
 
 #include <boost/json.hpp>
@@ -56,6 +58,8 @@ class Metrics : public hookset::Observer {
     std::lock_guard lock(mutex_);
     ++accept_failures_;
   }
+  // The access log's writer, whose dropped lines the metrics show.
+  void watch_access_log(const LineWriter* writer) { access_log_ = writer; }
   void count_tool_call(std::string_view tool) {
     std::lock_guard lock(mutex_);
     ++tool_calls_[std::string(tool)];
@@ -101,7 +105,8 @@ class Metrics : public hookset::Observer {
               {"routes", to_object(routes_)},
               {"responses", to_object(statuses_)}}},
             {"slots", std::move(slots)},
-            {"tool_calls", to_object(tool_calls_)}};
+            {"tool_calls", to_object(tool_calls_)},
+            {"access_log", {{"dropped", log_dropped()}}}};
   }
 
   // The same in the Prometheus text format (version 0.0.4).
@@ -159,6 +164,9 @@ class Metrics : public hookset::Observer {
     family("agent_slot_hooks_skipped_total", "counter", "Hooks skipped (fail-open), by slot.");
     for (const auto& [slot, count] : skipped_)
       sample("agent_slot_hooks_skipped_total", by("slot", slot), count);
+    family("agent_access_log_dropped_total", "counter",
+           "Access log lines dropped: the log's reader too slow, or gone.");
+    sample("agent_access_log_dropped_total", "", log_dropped());
     family("agent_tool_calls_total", "counter", "Tool calls, by tool.");
     for (const auto& [tool, count] : tool_calls_)
       sample("agent_tool_calls_total", by("tool", tool), count);
@@ -238,6 +246,9 @@ class Metrics : public hookset::Observer {
     return found == counts.end() ? 0 : found->second;
   }
 
+  std::uint64_t log_dropped() const { return access_log_ ? access_log_->dropped_lines() : 0; }
+
+  const LineWriter* access_log_ = nullptr;
   mutable std::mutex mutex_;
   std::uint64_t requests_ = 0;
   std::uint64_t aborted_ = 0;
