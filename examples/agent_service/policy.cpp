@@ -372,7 +372,7 @@ net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::strin
       co_await run_watched(hooks, call, key, outcome, checked);
   } catch (const EffectRefused& refused) {
     outcome.refuse(refused.what(), refused.by);
-    outcome.answer["effect"] = {{"write", refused.path}, {"path", refused.path}};
+    outcome.answer["effect"] = {{"kind", "write"}, {"path", refused.path}};
   } catch (const QuotaExceeded& error) {
     outcome.fail(http::status::insufficient_storage, error.what());
   } catch (const ToolError& error) {
