@@ -643,7 +643,11 @@ class Server::Impl {
 
   net::awaitable<bool> answer(beast::tcp_stream& stream, const Exchange& exchange,
                               Response response, bool keep_alive) {
+    // In the highest version it speaks, whatever the request's (RFC 9110 §6.2); an HTTP/1.0
+    // client keeps its connection only when told so.
+    response.version(11);
     response.keep_alive(keep_alive);
+    if (keep_alive && exchange.version < 11) response.set(http::field::connection, "keep-alive");
     response.set(http::field::date, http_date());
     if (exchange.head) {
       // All a GET would send but the body, its Content-Length included (RFC 9110 §9.3.2).

@@ -2,9 +2,14 @@
 // (Boost.Beast, one connection per request unless said otherwise) and checks every answer -
 // allowed, refused and rewritten calls, bad input of every kind (malformed JSON, an unknown tool,
 // a body over the limit, malformed HTTP, a client gone halfway through its request), concurrent
-// calls, guards that refuse a call or stop it while it runs - then that the service still
-// answers, that its metrics count every request (nothing lost), and that it stops cleanly on
-// POST /shutdown (writing its trace) and on SIGTERM.
+// calls, guards that refuse a call or stop it while it runs - then what no client may turn
+// against it: names other than its own (Host, absolute-form targets: DNS rebinding), cross-site
+// requests (Origin, content types, /shutdown), URLs spelled to slip past a guard, writes around
+// the effect boundary, the protocol's corners (framing, versions, header limits) - then that the
+// service still answers, that its metrics count every request (nothing lost), and that it stops
+// cleanly on POST /shutdown (writing its trace) and on SIGTERM. Other instances: at its
+// descriptor limit, with tight limits, with guards out of time (503, not 403) and a shutdown
+// token, and with a log reader gone (SIGPIPE) or stalled.
 //
 // Usage: example_agent_service_driver <path of example_agent_service> <work directory>
 // Exits 0 when every check passed; prints each check and what it saw.
@@ -970,6 +975,9 @@ void check_protocol_details(unsigned short port) {
         client.raw("GET /health HTTP/1.2\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     check(reply.status == 200 && reply.version == 11,
           "a GET in HTTP/1.2: 200 in HTTP/1.1 (RFC 9110 2.5: served as 1.1)", show(reply));
+    Reply old = client.raw("GET /health HTTP/1.0\r\n\r\n");
+    check(old.status == 200 && old.version == 11 && old.header(http::field::connection) == "close",
+          "a GET in HTTP/1.0: answered in HTTP/1.1 (RFC 9110 6.2), Connection: close", show(old));
     Reply two = client.raw("GET /health HTTP/2.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     check(two.status == 505 && two.version == 11, "a GET in HTTP/2.0 over HTTP/1: 505", show(two));
   });
