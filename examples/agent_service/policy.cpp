@@ -2,6 +2,7 @@
 
 #include "metrics.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -81,49 +82,45 @@ void add_policies(ServiceHooks& hooks, Metrics& metrics) {
 // The write policy. The guard sits on the effect (a write to the workspace), not on the tool
 // that asks for it: fs_write, a crawl's saved pages and any later tool pass the same hooks.
 void add_write_policy(ServiceHooks& hooks, HookNames& names) {
+  // Each hook registered under its name, remembered for the answers that name it.
+  const auto add = [&hooks, &names](std::string name, auto hook) {
+    names[hooks.add<CheckWrite>(std::move(hook), {.name = name})] = name;
+  };
   // A mutator: the path as the workspace stores it ("crawl/../../etc/x" -> "/etc/x").
-  names[hooks.add<CheckWrite>(
-      [](const FileWrite& write) -> hookset::decision_t<CheckWrite> {
-        std::string normal = normalise_path(write.path);
-        if (normal == write.path) return hookset::pass();
-        FileWrite rewritten = write;
-        rewritten.path = std::move(normal);
-        return hookset::rewrite(std::move(rewritten));
-      },
-      {.name = "normalise-path"})] = "normalise-path";
+  add("normalise-path", [](const FileWrite& write) -> hookset::decision_t<CheckWrite> {
+    std::string normal = normalise_path(write.path);
+    if (normal == write.path) return hookset::pass();
+    FileWrite rewritten = write;
+    rewritten.path = std::move(normal);
+    return hookset::rewrite(std::move(rewritten));
+  });
   // Validators: they see the write as every mutator left it, whatever the registration order.
-  names[hooks.add<CheckWrite>(hookset::validator([](const FileWrite& write) -> hookset::Validation {
-                                if (inside_workspace(write.path)) return hookset::pass();
-                                return hookset::reject(
-                                    write.tool + " writes outside the workspace (" +
-                                    std::string(workspace_root) + "): " + write.path);
-                              }),
-                              {.name = "workspace-only"})] = "workspace-only";
+  add("workspace-only", hookset::validator([](const FileWrite& write) -> hookset::Validation {
+        if (inside_workspace(write.path)) return hookset::pass();
+        return hookset::reject(write.tool + " writes outside the workspace (" +
+                               std::string(workspace_root) + "): " + write.path);
+      }));
   // Names a file system takes: no control bytes (NUL ends a C string: "a\0.txt" would be "a"),
   // none longer than NAME_MAX (255 bytes), the path within PATH_MAX (4,096).
-  names[hooks.add<CheckWrite>(hookset::validator([](const FileWrite& write) -> hookset::Validation {
-                                if (write.path.size() > 4096)
-                                  return hookset::reject("a path longer than 4096 bytes");
-                                for (const char c : write.path)
-                                  if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
-                                    return hookset::reject(
-                                        "a path with a control character (NUL, newline, ...)");
-                                for (std::size_t start = 0; start < write.path.size();) {
-                                  const std::size_t end =
-                                      std::min(write.path.find('/', start), write.path.size());
-                                  if (end - start > 255)
-                                    return hookset::reject("a file name longer than 255 bytes");
-                                  start = end + 1;
-                                }
-                                return hookset::pass();
-                              }),
-                              {.name = "portable-names"})] = "portable-names";
+  add("portable-names", hookset::validator([](const FileWrite& write) -> hookset::Validation {
+        if (write.path.size() > 4096) return hookset::reject("a path longer than 4096 bytes");
+        for (const char c : write.path)
+          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+            return hookset::reject("a path with a control character (NUL, newline, ...)");
+        for (std::size_t start = 0; start < write.path.size();) {
+          const std::size_t end = std::min(write.path.find('/', start), write.path.size());
+          if (end - start > 255) return hookset::reject("a file name longer than 255 bytes");
+          start = end + 1;
+        }
+        return hookset::pass();
+      }));
 }
 
 WriteEffect write_boundary(const ServiceHooks& hooks, const HookNames& names,
                            Workspace& workspace) {
   return [&hooks, &names, &workspace](FileWrite write) -> hookset::Task<std::string> {
-    hookset::pipeline_result_t<CheckWrite> outcome = co_await hooks.call<CheckWrite>(write);
+    hookset::pipeline_result_t<CheckWrite> outcome =
+        co_await hooks.call<CheckWrite>(std::move(write));
     if (outcome.rejected()) {
       const auto name = names.find(outcome.decided_by);
       throw EffectRefused(outcome.reason(), name == names.end() ? "CheckWrite" : name->second,
