@@ -31,6 +31,13 @@ template <class D = Permission>
 struct Verdict {
   D decision{};
   std::string reason{};
+  // Set when the verdict stands for a hook's failure, not its judgement: under FailClosed a hook
+  // that throws or exceeds its own time limit contributes the lattice's failed verdict with what
+  // it threw (or the DispatchTimeout) here (JoinVerdicts::failed_hook_output). So a caller tells
+  // "denied" from "could not decide" (refuse, or try again later).
+  std::exception_ptr failure{};
+
+  bool failed() const noexcept { return static_cast<bool>(failure); }
 };
 
 // The lattice of decisions D. Specialise it for a decision type of your own (or give
@@ -76,7 +83,7 @@ struct Verdicts {
 
 // The aggregate companion of a verdict slot: joins the verdicts in lattice L. Under FailClosed
 // a hook that fails (throws, or exceeds its own time limit) contributes L::failed with the
-// error's text as its reason, instead of failing the dispatch.
+// error's text as its reason and the error as its failure, instead of failing the dispatch.
 template <class D = Permission, class L = verdict_lattice<D>>
 struct JoinVerdicts {
   using verdict_type = Verdict<D>;    // what its slot's hooks return
@@ -93,7 +100,7 @@ struct JoinVerdicts {
 
   static Verdict<D> failed_hook_output(const std::exception_ptr& error) {
     return Verdict<D>{L::failed,
-                      detail::exception_what(error).value_or(detail::not_a_std_exception)};
+                      detail::exception_what(error).value_or(detail::not_a_std_exception), error};
   }
 };
 

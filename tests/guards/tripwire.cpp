@@ -270,6 +270,31 @@ TEST_CASE("a guard over its own time limit trips under FailClosed") {
   CHECK(work_log == std::vector<std::string>{"work stopped"});
 }
 
+TEST_CASE("a trip by a failed guard carries the failure, a trip by a deny does not") {
+  Set set;
+  std::vector<std::string> log;
+  set.add<Watch>(guard_until_stopped(log, "slow guard"),
+                 {.name = "slow", .timeout = 5ms, .on_failure = hookset::FailClosed});
+  std::vector<std::string> work_log;
+  const Guarded<int> timed_out = hookset::sync_wait(
+      hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(work_log)));
+  REQUIRE(timed_out.tripped());
+  CHECK(timed_out.trip->value.failed());
+  CHECK_THROWS_AS(std::rethrow_exception(timed_out.trip->value.failure), hookset::DispatchTimeout);
+
+  set.clear<Watch>();
+  set.add<Watch>(
+      [](int) -> Verdict<> {
+        return {Permission::deny, "over budget"};
+      },
+      {.name = "budget", .on_failure = hookset::FailClosed});
+  const Guarded<int> denied = hookset::sync_wait(
+      hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(work_log)));
+  REQUIRE(denied.tripped());
+  CHECK(denied.trip->name == "budget");
+  CHECK_FALSE(denied.trip->value.failed());
+}
+
 TEST_CASE("cancelling the tripwire reaches the guards and the work") {
   Set set;
   std::vector<std::string> log;

@@ -250,6 +250,45 @@ TEST_CASE("FailClosed declared by the slot: a hook over its own time limit count
   CHECK(v.decided_by()->name == "slow");
 }
 
+TEST_CASE("FailClosed: a failed hook's verdict carries its failure, a deny it returns does not") {
+  Set set;
+  set.add<Guarded>(says(Permission::deny, "on the blocklist"), {.name = "judge"});
+  set.add<Guarded>([](int) -> Verdict<> { throw std::runtime_error("policy store unreachable"); },
+                   {.name = "broken"});
+  set.add<Guarded>(
+      [](int) -> Task<Verdict<>> {
+        test_support::until_stopped stopped{co_await hookset::current_stop_token()};
+        co_await stopped;
+        co_return Verdict<>{Permission::allow, "stopped"};
+      },
+      {.name = "late", .timeout = 5ms});
+  const Verdicts<> v = hookset::sync_wait(set.call<Guarded>(1).with_timeout(10s));
+  REQUIRE(v.contributions.size() == 3);
+  const auto& judged = v.contributions[0].value;
+  const auto& threw = v.contributions[1].value;
+  const auto& timed_out = v.contributions[2].value;
+  CHECK(judged.decision == Permission::deny);
+  CHECK_FALSE(judged.failed());
+  CHECK(threw.decision == Permission::deny);
+  REQUIRE(threw.failed());
+  CHECK_THROWS_WITH(std::rethrow_exception(threw.failure), "policy store unreachable");
+  CHECK(timed_out.decision == Permission::deny);
+  REQUIRE(timed_out.failed());
+  bool per_hook_limit = false;
+  try {
+    std::rethrow_exception(timed_out.failure);
+  } catch (const hookset::DispatchTimeout& error) {
+    per_hook_limit = error.per_hook;
+  }
+  CHECK(per_hook_limit);
+  // A user lattice's failed verdict carries it too.
+  set.add<Assess>([](int) -> Verdict<Risk> { throw std::runtime_error("down"); },
+                  {.on_failure = hookset::FailClosed});
+  const Verdicts<Risk> r = hookset::sync_wait(set.call<Assess>(1));
+  REQUIRE(r.contributions.size() == 1);
+  CHECK(r.contributions[0].value.failed());
+}
+
 TEST_CASE(
     "FailClosed in a concurrent verdict slot: the failure is a deny at its turn, siblings run on") {
   ManualEvent first, second;

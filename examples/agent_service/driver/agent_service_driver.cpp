@@ -2,9 +2,14 @@
 // (Boost.Beast, one connection per request unless said otherwise) and checks every answer -
 // allowed, refused and rewritten calls, bad input of every kind (malformed JSON, an unknown tool,
 // a body over the limit, malformed HTTP, a client gone halfway through its request), concurrent
-// calls, guards that refuse a call or stop it while it runs - then that the service still
-// answers, that its metrics count every request (nothing lost), and that it stops cleanly on
-// POST /shutdown (writing its trace) and on SIGTERM.
+// calls, guards that refuse a call or stop it while it runs - then what no client may turn
+// against it: names other than its own (Host, absolute-form targets: DNS rebinding), cross-site
+// requests (Origin, content types, /shutdown), URLs spelled to slip past a guard, writes around
+// the effect boundary, the protocol's corners (framing, versions, header limits) - then that the
+// service still answers, that its metrics count every request (nothing lost), and that it stops
+// cleanly on POST /shutdown (writing its trace) and on SIGTERM. Other instances: at its
+// descriptor limit, with tight limits, with guards out of time (503, not 403) and a shutdown
+// token, and with a log reader gone (SIGPIPE) or stalled.
 //
 // Usage: example_agent_service_driver <path of example_agent_service> <work directory>
 // Exits 0 when every check passed; prints each check and what it saw.
@@ -18,6 +23,7 @@
 // Boost.JSON header-only: its implementation, compiled into this program once.
 #include <boost/json/src.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -62,9 +69,10 @@ void check(bool ok, std::string_view what, std::string_view seen = {}) {
 
 class Service {
  public:
-  // `options`: more command-line options of the service.
+  // `options`: more command-line options of the service (an --access-log of their own replaces
+  // the default, a file beside the port file); `stdout_fd`: its standard output, when not ours.
   Service(const std::string& program, const std::filesystem::path& port_file,
-          const std::string& trace_file, std::vector<std::string> options = {})
+          const std::string& trace_file, std::vector<std::string> options = {}, int stdout_fd = -1)
       : port_file_(port_file) {
     std::filesystem::remove(port_file);
     std::vector<std::string> args = {program, "--port", "0", "--port-file", port_file.string()};
@@ -72,14 +80,21 @@ class Service {
       args.push_back("--trace");
       args.push_back(trace_file);
     }
-    args.push_back("--access-log");
-    args.push_back((port_file.parent_path() / "access.log").string());
+    if (std::find(options.begin(), options.end(), "--access-log") == options.end()) {
+      args.push_back("--access-log");
+      args.push_back((port_file.parent_path() / "access.log").string());
+    }
     args.insert(args.end(), options.begin(), options.end());
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, program.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start " + program);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+    const int spawned =
+        posix_spawn(&pid_, program.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) throw std::runtime_error("cannot start " + program);
   }
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -130,7 +145,8 @@ class Service {
 
 struct Reply {
   unsigned status = 0;
-  json::value body;  // null when the body is not JSON
+  unsigned version = 0;  // of the answer: 11 for HTTP/1.1
+  json::value body;      // null when the body is not JSON
   std::string text;
   http::fields headers;
   bool valid_json = false;  // the body parsed as JSON (Boost.JSON checks UTF-8 too)
@@ -146,6 +162,7 @@ Reply read_reply(tcp::socket& socket, beast::flat_buffer& buffer, bool head = fa
   http::read(socket, buffer, parser);
   Reply reply;
   reply.status = parser.get().result_int();
+  reply.version = parser.get().version();
   reply.text = parser.get().body();
   reply.headers = parser.get().base();
   boost::system::error_code error;
@@ -298,12 +315,12 @@ void check_service(unsigned short port, std::uint64_t& pipeline_calls, tcp::sock
   Reply escape = client.tool(
       {{"tool", "fs_write"}, {"args", {{"path", "/workspace/../etc/passwd"}, {"content", "x"}}}});
   ++pipeline_calls;
-  check(
-      escape.status == 403 && find(escape.body, {"refused"}) &&
-          contains(text_at(escape.body, {"reason"}), "outside the workspace") &&
-          text_at(escape.body, {"args", "path"}) == "/etc/passwd",
-      "fs_write /workspace/../etc/passwd: 403, refused (outside the workspace, after the rewrite)",
-      show(escape));
+  check(escape.status == 403 && find(escape.body, {"refused"}) &&
+            contains(text_at(escape.body, {"reason"}), "outside the workspace") &&
+            text_at(escape.body, {"refused_by"}) == "workspace-only" &&
+            text_at(escape.body, {"effect", "path"}) == "/etc/passwd",
+        "fs_write /workspace/../etc/passwd: 403, refused at the write (outside the workspace)",
+        show(escape));
   Reply shell = client.tool({{"tool", "shell"}, {"args", {{"command", "rm -rf /"}}}});
   ++pipeline_calls;
   check(shell.status == 403 && contains(text_at(shell.body, {"reason"}), "shell is disabled"),
@@ -425,7 +442,7 @@ void check_service(unsigned short port, std::uint64_t& pipeline_calls, tcp::sock
         "metrics: answers by status (413, 400, 403, 422) and the aborted request", show(metrics));
   const auto calls = static_cast<std::int64_t>(pipeline_calls);
   check(number_at(metrics.body, {"slots", "CheckTool", "count"}) == calls &&
-            number_at(metrics.body, {"slots", "CheckTool", "errors"}) == 1 &&
+            number_at(metrics.body, {"slots", "CheckTool", "errors"}) == 2 &&
             number_at(metrics.body, {"slots", "AuditCall", "count"}) == calls &&
             number_at(metrics.body, {"slots", "AuditCall", "hooks_skipped"}) == calls,
         "metrics: one CheckTool and one AuditCall dispatch per call (" + std::to_string(calls) +
@@ -634,11 +651,30 @@ void check_draining(unsigned short port) {
     check(ready.status == 200 && text_at(ready.body, {"status"}) == "ready",
           "GET /ready: 200 ready", show(ready));
     net::write(probe, net::buffer(std::string("GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
+    // A kept-alive connection, idle when the stop begins: its client may send its next request
+    // before it can know.
+    tcp::socket kept = client.connect();
+    beast::flat_buffer kept_buffer;
+    http::write(kept, make_request(http::verb::get, "/health", {}, true));
+    Reply kept_first = read_reply(kept, kept_buffer);
     // Time for the service to read them: requests begun, not idle connections.
     std::this_thread::sleep_for(200ms);
     Reply stop = client.send(http::verb::post, "/shutdown");
     check(stop.status == 200 && text_at(stop.body, {"status"}) == "shutting down",
           "POST /shutdown: 200", show(stop));
+    http::write(kept, make_request(http::verb::get, "/health", {}, true));
+    std::optional<Reply> kept_next;
+    if (readable_within(kept, 5s)) {
+      try {
+        kept_next = read_reply(kept, kept_buffer);
+      } catch (const std::exception&) {  // closed unanswered
+      }
+    }
+    check(kept_first.status == 200 && kept_next && kept_next->status == 200 &&
+              kept_next->header(http::field::connection) == "close",
+          "a request sent on a kept-alive connection right after the stop: answered, with "
+          "Connection: close",
+          kept_next ? show(*kept_next) : "closed unanswered");
     net::write(busy, net::buffer(call.substr(10)));
     Reply last = read_reply(busy, buffer);
     check(first.status == 200 && last.status == 200 &&
@@ -728,6 +764,329 @@ void check_operations(unsigned short port, std::uint64_t pipeline_calls,
     check(asked.status == 200 && contains(asked.text, "# TYPE agent_http_requests_total counter"),
           "GET /metrics with Accept: text/plain: the Prometheus text format", show(asked));
   });
+}
+
+// ----- what the service answers to, and what its guards judge -------------------------------
+
+// Only its own names: 127.0.0.1, localhost and the names given by --allow-host (here
+// agent.test), with its own port if any. A page of attacker.example whose name is re-pointed at
+// 127.0.0.1 (DNS rebinding) sends Host: attacker.example: 421.
+void check_names(unsigned short port) {
+  Client client(port);
+  const std::string at = ":" + std::to_string(port);
+  const auto get_health = [&](const std::string& host) {
+    return client.raw("GET /health HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+  };
+  guarded("Host: its own names", [&] {
+    for (const std::string& host : {"127.0.0.1" + at, std::string("127.0.0.1"), "localhost" + at,
+                                    "LocalHost" + at, "agent.test" + at}) {
+      Reply reply = get_health(host);
+      check(reply.status == 200, "Host: " + host + ": 200, one of its names", show(reply));
+    }
+    for (const std::string& host :
+         {"attacker.example" + at, std::string("127.0.0.1:1"), "localhost.attacker.example" + at}) {
+      Reply reply = get_health(host);
+      check(reply.status == 421, "Host: " + host + ": 421 Misdirected Request", show(reply));
+    }
+    const std::string call = R"({"tool": "fs_read", "args": {"path": "README.md"}})";
+    Reply rebound = client.raw(
+        "POST /tool HTTP/1.1\r\nHost: attacker.example" + at +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(call.size()) +
+        "\r\nConnection: close\r\n\r\n" + call);
+    check(rebound.status == 421 && !find(rebound.body, {"result"}),
+          "POST /tool with Host: attacker.example (DNS rebinding): 421, nothing read",
+          show(rebound));
+  });
+  guarded("Host: invalid", [&] {
+    for (const std::string host :
+         {"bad host", "a/b", "user@127.0.0.1", "127.0.0.1:99999", "[::1"}) {
+      Reply reply = get_health(host);
+      check(reply.status == 400, "an invalid Host (" + host + "): 400", show(reply));
+    }
+  });
+  guarded("absolute-form targets", [&] {
+    Reply absolute =
+        client.raw("GET http://127.0.0.1" + at + "/health HTTP/1.1\r\nHost: 127.0.0.1" + at +
+                   "\r\nConnection: close\r\n\r\n");
+    check(absolute.status == 200 && text_at(absolute.body, {"status"}) == "ok",
+          "GET http://127.0.0.1:PORT/health (absolute form, RFC 9112 3.2.2): 200", show(absolute));
+    Reply foreign =
+        client.raw("GET http://attacker.example" + at + "/health HTTP/1.1\r\nHost: 127.0.0.1" + at +
+                   "\r\nConnection: close\r\n\r\n");
+    check(foreign.status == 421,
+          "GET http://attacker.example:PORT/health: 421 (the target's authority counts, not Host)",
+          show(foreign));
+  });
+}
+
+// No web page can drive it: what a page may send without asking (text/plain, a form, no type)
+// is 415, a state-changing request from a foreign Origin 403, and /shutdown is refused from any
+// origin. (--allow-origin http://dashboard.test:3000 is allowed.)
+void check_cross_site(unsigned short port) {
+  Client client(port);
+  const std::string own_origin = "http://127.0.0.1:" + std::to_string(port);
+  const auto post =
+      [&](std::string_view target, const std::string& headers, std::string_view body) {
+    return client.raw("POST " + std::string(target) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
+                      "Content-Length: " + std::to_string(body.size()) +
+                      "\r\nConnection: close\r\n\r\n" + std::string(body));
+  };
+  const std::string plant =
+      R"({"tool": "fs_write", "args": {"path": "planted.txt", "content": "x"}})";
+  const std::string read = R"({"tool": "fs_read", "args": {"path": "README.md"}})";
+  guarded("cross-site requests", [&] {
+    Reply simple =
+        post("/tool", "Content-Type: text/plain\r\nOrigin: http://evil.example\r\n", plant);
+    check(simple.status == 403 || simple.status == 415,
+          "fs_write as text/plain from a foreign Origin: refused", show(simple));
+    for (const std::string type : {"text/plain", "application/x-www-form-urlencoded",
+                                   "multipart/form-data; boundary=x", "application/jsonx"}) {
+      Reply reply = post("/tool", "Content-Type: " + type + "\r\n", plant);
+      check(reply.status == 415, "POST /tool as " + type + ": 415", show(reply));
+    }
+    Reply untyped = post("/tool", "", plant);
+    check(untyped.status == 415, "POST /tool without a Content-Type: 415", show(untyped));
+    Reply foreign =
+        post("/tool", "Content-Type: application/json\r\nOrigin: http://evil.example\r\n", plant);
+    check(foreign.status == 403 && contains(text_at(foreign.body, {"error"}), "Origin"),
+          "POST /tool from Origin http://evil.example: 403", show(foreign));
+    Reply opaque = post("/tool", "Content-Type: application/json\r\nOrigin: null\r\n", plant);
+    check(opaque.status == 403, "POST /tool from Origin null: 403", show(opaque));
+    Reply planted = client.tool({{"tool", "fs_read"}, {"args", {{"path", "planted.txt"}}}});
+    check(planted.status == 422, "none of them wrote the file", show(planted));
+    Reply own = post(
+        "/tool", "Content-Type: Application/JSON; charset=utf-8\r\nOrigin: " + own_origin + "\r\n",
+        read);
+    check(own.status == 200, "POST /tool from its own origin, application/json; charset=utf-8: 200",
+          show(own));
+    Reply dashboard = post(
+        "/tool", "Content-Type: application/json\r\nOrigin: http://dashboard.test:3000\r\n", read);
+    check(dashboard.status == 200, "POST /tool from an --allow-origin origin: 200",
+          show(dashboard));
+    Reply stop = post("/shutdown", "Origin: http://evil.example\r\n", "");
+    Reply stop_own = post("/shutdown", "Origin: " + own_origin + "\r\n", "");
+    check(stop.status == 403 && stop_own.status == 403,
+          "POST /shutdown with an Origin (foreign, or even its own): 403",
+          show(stop) + " / " + show(stop_own));
+    Reply alive = client.send(http::verb::get, "/health");
+    check(alive.status == 200 && text_at(alive.body, {"status"}) == "ok", "... and it still serves",
+          show(alive));
+  });
+}
+
+// Every write to the workspace passes one effect boundary (the CheckWrite slot's hooks), whichever
+// tool makes it: the crawl's saved pages too.
+void check_effects(unsigned short port) {
+  Client client(port);
+  guarded("the effect boundary", [&] {
+    Reply crawl = client.tool(
+        {{"tool", "crawl"}, {"args", {{"site", "../../../etc/cron.d/job"}, {"pages", 1}}}});
+    check(crawl.status == 403 && text_at(crawl.body, {"refused_by"}) == "workspace-only" &&
+              !find(crawl.body, {"result"}),
+          "a crawl saving to ../../../etc/cron.d/job: 403, refused by the write validator",
+          show(crawl));
+    Reply nul = client.tool(
+        {{"tool", "fs_write"}, {"args", {{"path", std::string("a\0b.txt", 7)}, {"content", "x"}}}});
+    check(nul.status == 403 && text_at(nul.body, {"refused_by"}) == "portable-names",
+          "fs_write to a path with a NUL byte: 403", show(nul));
+    Reply long_name = client.tool(
+        {{"tool", "fs_write"}, {"args", {{"path", std::string(256, 'n')}, {"content", "x"}}}});
+    check(long_name.status == 403 && text_at(long_name.body, {"refused_by"}) == "portable-names",
+          "fs_write to a 256-byte name: 403", show(long_name));
+    Reply longest = client.tool(
+        {{"tool", "fs_write"}, {"args", {{"path", std::string(255, 'n')}, {"content", "x"}}}});
+    check(longest.status == 200, "fs_write to a 255-byte name: 200", show(longest));
+  });
+}
+
+// The URL guards see the URL as it will be fetched: parsed, its host canonical (case, percent-
+// encoding, IDNA dots and full-width forms), not the text typed.
+void check_urls(unsigned short port) {
+  Client client(port);
+  const auto get = [&](const std::string& url) {
+    return client.tool({{"tool", "http_get"}, {"args", {{"url", url}}}});
+  };
+  guarded("the URL guards", [&] {
+    for (const std::string url :
+         {"https://EVIL.EXAMPLE/x", "https://Evil.Example/x", "https://evil%2Eexample/x",
+          "https://evil\xef\xbc\x8e"
+          "example/x",
+          "https://evil.example./x",
+          "https://\xef\xbd\x85\xef\xbd\x96\xef\xbd\x89\xef\xbd\x8c.example/x",
+          "https://sub.evil.example/x", "https://evil.example:443/x"}) {
+      Reply reply = get(url);
+      check(reply.status == 403 && text_at(reply.body, {"refused_by"}) == "url-reputation",
+            "http_get " + url + ": 403, the blocklisted host however written", show(reply));
+    }
+    Reply other = get("https://notevil.example/x");
+    check(other.status == 200, "http_get https://notevil.example/x: 200 (a host, not a substring)",
+          show(other));
+    Reply canonical = get("https://Docs.EXAMPLE:443/a/./b/../c");
+    check(canonical.status == 200 &&
+              text_at(canonical.body, {"result", "url"}) == "https://docs.example/a/c" &&
+              text_at(canonical.body, {"args", "url"}) == "https://docs.example/a/c",
+          "http_get https://Docs.EXAMPLE:443/a/./b/../c: the tool fetches what the guards judged, "
+          "https://docs.example/a/c",
+          show(canonical));
+    for (const std::string url :
+         {"https://127.0.0.1/", "https://2130706433/", "https://0x7f.1/", "https://localhost/",
+          "https://[::1]/", "https://10.0.0.8/", "https://169.254.169.254/"}) {
+      Reply reply = get(url);
+      check(reply.status == 403 && text_at(reply.body, {"refused_by"}) == "egress-policy",
+            "http_get " + url + ": 403, the service's own host and private networks", show(reply));
+    }
+    for (const std::string url : {"https://exa mple.com/", "https://user@docs.example/",
+                                  "https://docs.example\\@evil.example/", "docs.example/a",
+                                  "https://evil%00.example/", "https://[v1.x]/"}) {
+      Reply reply = get(url);
+      check(reply.status == 422 && contains(text_at(reply.body, {"error"}), "url"),
+            "http_get " + url + ": 422, not a URL the guards can judge", show(reply));
+    }
+  });
+}
+
+// The small things of HTTP/1.1 (RFC 9110, RFC 9112).
+void check_protocol_details(unsigned short port) {
+  Client client(port);
+  guarded("Transfer-Encoding: gzip, chunked", [&] {
+    tcp::socket socket = client.connect();
+    net::write(
+        socket,
+        net::buffer(std::string(
+            "POST /tool HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            "application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n")));
+    beast::flat_buffer buffer;
+    Reply reply = read_reply(socket, buffer);
+    check(reply.status == 501 && reply.header(http::field::connection) == "close" &&
+              closed_by_service(socket, buffer),
+          "Transfer-Encoding: gzip, chunked (a coding it does not know, RFC 9112 6.1): 501, closed",
+          show(reply));
+  });
+  guarded("many small headers", [&] {
+    std::string headers;
+    for (int i = 0; headers.size() < 11 * 1024; ++i)
+      headers += "X-Small-" + std::to_string(i) + ": " + std::string(24, 'v') + "\r\n";
+    Reply reply = client.raw("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n");
+    check(reply.status == 431,
+          "11 KiB of small headers: 431 (the limit is 8 KiB, all of it counted)", show(reply));
+  });
+  guarded("HTTP/1.2", [&] {
+    Reply reply =
+        client.raw("GET /health HTTP/1.2\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    check(reply.status == 200 && reply.version == 11,
+          "a GET in HTTP/1.2: 200 in HTTP/1.1 (RFC 9110 2.5: served as 1.1)", show(reply));
+    Reply old = client.raw("GET /health HTTP/1.0\r\n\r\n");
+    check(old.status == 200 && old.version == 11 && old.header(http::field::connection) == "close",
+          "a GET in HTTP/1.0: answered in HTTP/1.1 (RFC 9110 6.2), Connection: close", show(old));
+    Reply two = client.raw("GET /health HTTP/2.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    check(two.status == 505 && two.version == 11, "a GET in HTTP/2.0 over HTTP/1: 505", show(two));
+  });
+  guarded("a leading empty line", [&] {
+    Reply reply =
+        client.raw("\r\nGET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    check(reply.status == 200, "an empty line before the request line (RFC 9112 2.2): ignored, 200",
+          show(reply));
+  });
+}
+
+// Overload is not refusal: a guard that could not decide (here every guard has 2 ms, less than
+// the crawl-budget and reputation services take) is 503 with Retry-After, naming the guard. And
+// --shutdown-token-file: POST /shutdown needs the token written there.
+void check_overload(const std::string& program, const std::filesystem::path& work) {
+  const std::filesystem::path token_file = work / "shutdown.token";
+  std::filesystem::remove(token_file);
+  Service service(program, work / "port", "",
+                  {"--guard-timeout-ms", "2", "--shutdown-token-file", token_file.string()});
+  const std::optional<unsigned short> port = service.wait_for_port();
+  check(port.has_value(), "a service whose guards have 2 ms starts");
+  if (!port) return;
+  Client client(*port);
+  guarded("a guard that could not decide", [&] {
+    // (The guards of PermitTool that do not judge a crawl answer at once, but under a slow build
+    // - ASan, TSan - even that can take 2 ms: then one of them is the guard named.)
+    Reply crawl = client.tool({{"tool", "crawl"}, {"args", {{"site", "late"}, {"pages", 5}}}});
+    const std::string late = text_at(crawl.body, {"failed_guard"});
+    check(crawl.status == 503 && !crawl.header(http::field::retry_after).empty() &&
+              contains(text_at(crawl.body, {"error"}), "time limit") &&
+              (late == "crawl-budget" ? text_at(crawl.body, {"stopped_by"}) == "crawl-budget"
+                                      : late == "egress-policy" || late == "url-reputation"),
+          "a crawl whose watching guard (crawl-budget, 20 ms) ran out of time: 503 with "
+          "Retry-After, naming the guard",
+          show(crawl));
+    Reply fetch =
+        client.tool({{"tool", "http_get"}, {"args", {{"url", "https://docs.example/a"}}}});
+    const std::string guard = text_at(fetch.body, {"failed_guard"});
+    check(fetch.status == 503 && !fetch.header(http::field::retry_after).empty() &&
+              (guard == "url-reputation" || guard == "egress-policy") &&
+              !find(fetch.body, {"refused"}),
+          "http_get whose guards ran out of time: 503 with Retry-After, naming the guard",
+          show(fetch));
+  });
+  guarded("the shutdown token", [&] {
+    std::string token = read_text(token_file);
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    check(token.size() >= 32, "--shutdown-token-file: a token written", token);
+    const auto stop = [&](const std::string& headers) {
+      return client.raw("POST /shutdown HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
+                        "Content-Length: 0\r\nConnection: close\r\n\r\n");
+    };
+    Reply none = stop("");
+    Reply wrong = stop("Authorization: Bearer " + std::string(token.size(), '0') + "\r\n");
+    Reply foreign = stop("Authorization: Bearer " + token + "\r\nOrigin: http://evil.example\r\n");
+    check(none.status == 401 && !none.header(http::field::www_authenticate).empty() &&
+              wrong.status == 401 && foreign.status == 403,
+          "POST /shutdown without the token or with a wrong one: 401; with it from an Origin: 403",
+          show(none) + " / " + show(wrong) + " / " + show(foreign));
+    Reply right = stop("Authorization: Bearer " + token + "\r\n");
+    check(right.status == 200, "POST /shutdown with the token: 200", show(right));
+  });
+  check(service.wait_for_exit(10s) == 0, "the service with a shutdown token stops cleanly");
+}
+
+// Its standard output (the access log, "-") read by a pipe: a reader that goes away must not kill
+// it (SIGPIPE), one that stops reading must not stall it. Lines it cannot write are dropped and
+// counted.
+void check_log_output(const std::string& program, const std::filesystem::path& work) {
+  for (const bool reader_gone : {true, false}) {
+    const std::string what = reader_gone ? "its log's reader gone" : "its log's reader stalled";
+    int pipe_ends[2];
+    if (::pipe2(pipe_ends, O_CLOEXEC) != 0) {
+      check(false, what, "no pipe");
+      return;
+    }
+    std::optional<Service> service;
+    service.emplace(program, work / "port", "", std::vector<std::string>{"--access-log", "-"},
+                    pipe_ends[1]);
+    ::close(pipe_ends[1]);
+    if (reader_gone) ::close(pipe_ends[0]);
+    const std::optional<unsigned short> port = service->wait_for_port();
+    check(port.has_value(), "a service logging to a pipe starts (" + what + ")");
+    if (port) {
+      Client client(*port);
+      guarded(what, [&] {
+        // About 90 bytes of log each: 1,500 are more than a pipe holds (64 KiB).
+        const int requests = reader_gone ? 50 : 1500;
+        tcp::socket socket = client.connect();
+        beast::flat_buffer buffer;
+        int answered = 0;
+        for (int i = 0; i < requests; ++i) {
+          http::write(socket, make_request(http::verb::get, "/health", {}, true));
+          if (buffer.size() == 0 && !readable_within(socket, 5s)) break;
+          if (read_reply(socket, buffer).status == 200) ++answered;
+        }
+        check(answered == requests, what + ": " + std::to_string(answered) + " of " +
+                                        std::to_string(requests) + " requests answered");
+        Reply metrics = client.send(http::verb::get, "/metrics");
+        check(number_at(metrics.body, {"access_log", "dropped"}) > 0,
+              what + ": the lines it could not write dropped, and counted in /metrics",
+              show(metrics));
+        client.send(http::verb::post, "/shutdown");
+      });
+      check(service->wait_for_exit(10s) == 0, what + ": it stops cleanly");
+    }
+    service.reset();
+    if (!reader_gone) ::close(pipe_ends[0]);
+  }
 }
 
 // How long until the service closes this connection, when within `patience`.
@@ -917,7 +1276,9 @@ int main(int argc, char** argv) {
 
   try {
     {
-      Service service(program, work / "port", trace.string());
+      Service service(
+          program, work / "port", trace.string(),
+          {"--allow-host", "agent.test", "--allow-origin", "http://dashboard.test:3000"});
       const std::optional<unsigned short> port = service.wait_for_port();
       check(port.has_value(), "the service starts and writes its port");
       if (!port) return 1;
@@ -928,6 +1289,11 @@ int main(int argc, char** argv) {
       check_protocol(*port);
       check_operations(*port, pipeline_calls, work / "access.log");
       guarded("guards", [&] { check_guards(*port); });
+      check_names(*port);
+      check_cross_site(*port);
+      check_effects(*port);
+      check_urls(*port);
+      check_protocol_details(*port);
       check_draining(*port);
       // (Well before the idle connection's own 30 s timeout: the stop closes it.)
       const std::optional<int> status = service.wait_for_exit(10s);
@@ -952,6 +1318,8 @@ int main(int argc, char** argv) {
     }
     check_descriptor_limit(program, work);
     check_limits(program, work);
+    check_overload(program, work);
+    check_log_output(program, work);
   } catch (const std::exception& error) {
     check(false, "the exchange with the service", error.what());
   }
