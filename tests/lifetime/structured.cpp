@@ -66,6 +66,24 @@ struct Plain : hookset::Slot<int(int), hookset::Always> {
 };
 using Set = hookset::HookSet<Fan, Fold, Guard, GuardInTurn, Plain>;
 
+// Hooks of the int(Request) slots: one returns x once `event` fires (any awaitable event type);
+// the other once its dispatch is asked to stop (a fold hook ignores `last`).
+template <class Event>
+auto returns_after(Event& event) {
+  return [&event](Request r) -> Task<int> {
+    co_await event;
+    co_return r.x;
+  };
+}
+Task<int> until_asked_to_stop(Request r) {
+  until_stopped waiter{co_await hookset::current_stop_token()};
+  co_await waiter;
+  co_return r.x;
+}
+auto fold_until_asked_to_stop = [](Request r, std::optional<int>) {
+  return until_asked_to_stop(std::move(r));
+};
+
 std::string message_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -79,11 +97,8 @@ std::string message_of(const std::exception_ptr& error) {
 TEST_CASE("a concurrent dispatch completes after its hooks' frames - by-value parameters too") {
   Set set;
   ManualEvent first, second;
-  for (ManualEvent* event : {&first, &second})
-    set.add<Fan>([event](Request r) -> Task<int> {
-      co_await *event;
-      co_return r.x;
-    });
+  set.add<Fan>(returns_after(first));
+  set.add<Fan>(returns_after(second));
   const Request request{3, lifetime::Probe(1)};
   Checked out;
   run_checked([&] { return set.call<Fan>(request); }, 1, out);
@@ -102,10 +117,7 @@ TEST_CASE(
     std::vector<std::unique_ptr<CrossThreadEvent>> events;
     for (int i = 0; i < 3; ++i) {
       events.push_back(std::make_unique<CrossThreadEvent>());
-      set.add<Fan>([event = events.back().get()](Request r) -> Task<int> {
-        co_await *event;
-        co_return r.x;
-      });
+      set.add<Fan>(returns_after(*events.back()));
     }
     const Request request{1, lifetime::Probe(2)};
     Checked out;
@@ -263,11 +275,7 @@ TEST_CASE("a cancelled coroutine interceptor that answers leaves no context behi
       co_return -1;                            // answers for the stopped dispatch
     }
   });
-  set.add<Fold>([](Request r, std::optional<int>) -> Task<int> {
-    until_stopped waiter{co_await hookset::current_stop_token()};
-    co_await waiter;
-    co_return r.x;
-  });
+  set.add<Fold>(fold_until_asked_to_stop);
   hookset::stop_source stop;
   const Request request{2, lifetime::Probe(8)};
   Checked out;
@@ -298,21 +306,10 @@ TEST_CASE("a dispatch that completes inside the stop that stops it is not touche
   // destroys it, inside the caller's request_stop().
   Set set;
   ManualEvent first, second;
-  for (ManualEvent* event : {&first, &second})
-    set.add<Fan>([event](Request r) -> Task<int> {
-      co_await *event;
-      co_return r.x;
-    });
-  set.add<Fan>([](Request r) -> Task<int> {
-    until_stopped waiter{co_await hookset::current_stop_token()};
-    co_await waiter;
-    co_return r.x;
-  });
-  set.add<Fold>([](Request r, std::optional<int>) -> Task<int> {
-    until_stopped waiter{co_await hookset::current_stop_token()};
-    co_await waiter;
-    co_return r.x;
-  });
+  set.add<Fan>(returns_after(first));
+  set.add<Fan>(returns_after(second));
+  set.add<Fan>(until_asked_to_stop);
+  set.add<Fold>(fold_until_asked_to_stop);
   const Request request{2, lifetime::Probe(9)};
   for (const bool concurrent : {true, false}) {
     hookset::stop_source stop;
