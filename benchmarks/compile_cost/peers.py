@@ -171,48 +171,45 @@ def print_tables(cells: dict, opts: list[str], sizes: list[int], labels: dict[st
                  modes: list[str], rounds: int) -> None:
     compilers = list(labels)
     columns = [m for m in COLUMNS if m in modes]
+    peers = [p for p in ("events_signals2", "events_sigcxx") if p in modes and "events" in modes]
+    ratio_heads = "".join(f" hookset / {LABELS[p].split()[0].replace('Boost.', '')} |" for p in peers)
     short = " / ".join(labels[c].split(".")[0].replace("gcc", "GCC").replace("clang", "Clang")
                        for c in compilers)
     for opt in opts:
-        print(f"| {opt}, {short} | " + " | ".join(LABELS[m] for m in columns) +
-              " | hookset / Signals2 | hookset / libsigc++ |")
-        print("|---|" + "--:|" * (len(columns) + 2))
+        print(f"| {opt}, {short} | " + " | ".join(LABELS[m] for m in columns) + " |" + ratio_heads)
+        print("|---|" + "--:|" * (len(columns) + len(peers)))
         for n in sizes:
-            row = []
-            for m in columns:
-                row.append(" / ".join(f"{statistics.median(cells[opt, n, c, m].cpu_s):.2f}"
-                                      if cells[opt, n, c, m].cpu_s else "–" for c in compilers))
-            for peer in ("events_signals2", "events_sigcxx"):
+            row = [" / ".join(f"{statistics.median(cells[opt, n, c, m].cpu_s):.2f}"
+                              if cells[opt, n, c, m].cpu_s else "–" for c in compilers) for m in columns]
+            for peer in peers:
                 row.append(" / ".join(
                     f"{statistics.median(r):.2f}x" if (r := ratios(cells[opt, n, c, "events"],
-                                                                   cells.get((opt, n, c, peer)))) else "–"
+                                                                   cells[opt, n, c, peer])) else "–"
                     for c in compilers))
             print(f"| N = {n} | " + " | ".join(row) + " |")
         print()
     print(f"Every cell: CPU seconds, the median of {rounds} rounds (min–max); ratios: the median of "
           f"the rounds' ratios (min–max)." if rounds > 1 else "Every cell: CPU seconds, one round.")
     print()
-    print("| flags | N | compiler | " + " | ".join(LABELS[m] for m in columns) +
-          " | hookset / Signals2 | hookset / libsigc++ |")
-    print("|---|--:|---|" + "--:|" * (len(columns) + 2))
+    print("| flags | N | compiler | " + " | ".join(LABELS[m] for m in columns) + " |" + ratio_heads)
+    print("|---|--:|---|" + "--:|" * (len(columns) + len(peers)))
     for opt in opts:
         for n in sizes:
             for c in compilers:
                 row = [spread(cells[opt, n, c, m].cpu_s) if not cells[opt, n, c, m].error
                        else "FAILED" for m in columns]
-                row += [ratio_text(ratios(cells[opt, n, c, "events"], cells.get((opt, n, c, peer))))
-                        for peer in ("events_signals2", "events_sigcxx")]
+                row += [ratio_text(ratios(cells[opt, n, c, "events"], cells[opt, n, c, peer])) for peer in peers]
                 print(f"| {opt} | {n} | {labels[c]} | " + " | ".join(row) + " |")
     print()
-    text_rows = [(opt, n, c) for opt in opts for n in sizes for c in compilers if opt == "-O2"]
-    if text_rows:
-        print("`.text` of each object, KB (all `.text*` sections, 1 KB = 1024 bytes):")
+    if "-O2" in opts:
+        print("`.text` of each object at -O2, KB (all `.text*` sections, 1 KB = 1024 bytes):")
         print()
-        print("| flags | N | compiler | " + " | ".join(LABELS[m] for m in columns) + " |")
-        print("|---|--:|---|" + "--:|" * len(columns))
-        for opt, n, c in text_rows:
-            print(f"| {opt} | {n} | {labels[c]} | " +
-                  " | ".join(f"{cells[opt, n, c, m].text_bytes / 1024:.1f}" for m in columns) + " |")
+        print("| N | compiler | " + " | ".join(LABELS[m] for m in columns) + " |")
+        print("|--:|---|" + "--:|" * len(columns))
+        for n in sizes:
+            for c in compilers:
+                print(f"| {n} | {labels[c]} | " +
+                      " | ".join(f"{cells['-O2', n, c, m].text_bytes / 1024:.1f}" for m in columns) + " |")
         print()
 
 
@@ -254,10 +251,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="programs (default: all four)")
     parser.add_argument("--include", default=os.path.join(ROOT, "include"), help="hookset's include directory")
     parser.add_argument("--run", action="store_true", help="link and run the first round's objects")
-    parser.add_argument("--json", help="write every sample to this file")
+    parser.add_argument("--json", help="write every sample to this file (after every round)")
+    parser.add_argument("--from-json", help="print the tables of a run saved with --json, measure nothing")
     parser.add_argument("--keep", help="keep the sources and objects in this directory")
     args = parser.parse_args(argv)
 
+    if args.from_json:
+        return report_saved(args.from_json)
     args.opts = ["-" + opt.lstrip("-") for opt in args.opts]
     compilers = args.compilers or [c for c in (pick("g++-12", "g++"), pick("clang++-14", "clang++")) if c]
     labels = {c: compiler_label(c) for c in compilers}
@@ -318,12 +318,41 @@ def main(argv: list[str] | None = None) -> int:
                                 if linked.returncode != 0 or subprocess.run([exe]).returncode != 0:
                                     cell.error = "link failed" if linked.returncode else "WRONG RESULTS"
                                     status = 1
+            if args.json:
+                save(args.json, cells, labels, load, time.monotonic() - start, r + 1, args, modes, notes)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     elapsed = time.monotonic() - start
-    own_cpu = sum(sum(cell.cpu_s) for cell in cells.values())
+    report(cells, labels, load.summary(sum(sum(c.cpu_s) for c in cells.values()), elapsed), elapsed,
+           args.opts, args.sizes, modes, max(1, args.rounds), args.run, notes)
+    return status
 
+
+def save(path: str, cells: dict, labels: dict[str, str], load: Load, elapsed: float, rounds: int,
+         args, modes: list[str], notes: list[str]) -> None:
+    own = sum(sum(c.cpu_s) for c in cells.values())
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"compilers": labels, "rounds": rounds, "seconds": elapsed, "opts": args.opts,
+                   "sizes": args.sizes, "modes": modes, "run": args.run, "notes": notes,
+                   "load": load.summary(own, elapsed), "load_averages": load.averages,
+                   "cells": [dict(asdict(c), command=k[2]) for k, c in cells.items()]}, f, indent=1)
+
+
+def report_saved(path: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        saved = json.load(f)
+    cells = {}
+    for raw in saved["cells"]:
+        command = raw.pop("command")
+        cells[raw["opt"], raw["slots"], command, raw["mode"]] = Cell(**raw)
+    report(cells, saved["compilers"], saved["load"], saved["seconds"], saved["opts"], saved["sizes"],
+           saved["modes"], saved["rounds"], saved["run"], saved["notes"])
+    return 1 if any(c.error for c in cells.values()) else 0
+
+
+def report(cells: dict, labels: dict[str, str], load: str, elapsed: float, opts: list[str],
+           sizes: list[int], modes: list[str], rounds: int, ran: bool, notes: list[str]) -> None:
     print(f"## compile cost against the peers: N events in four signature shapes, one handler "
           f"each, each fired once (`-std=c++20`, compile only)")
     print()
@@ -331,21 +360,16 @@ def main(argv: list[str] | None = None) -> int:
           "`bool(std::string_view, int)` veto (benchmarks/compile_cost/generate.py, `events` modes). "
           "CPU seconds of the compiler, interleaved rounds; ratios below 1 mean hookset compiles faster.")
     print()
-    print_tables(cells, args.opts, args.sizes, labels, modes, max(1, args.rounds))
+    print_tables(cells, opts, sizes, labels, modes, rounds)
     print_targets(cells, labels)
     failures = [c for c in cells.values() if c.error]
     for cell in failures:
         print(f"- FAILED {cell.compiler} {cell.opt} {cell.mode} {cell.slots}: {cell.error}")
-    if args.run and not failures:
+    if ran and not failures:
         print("Every program was linked and run once, and checked its results.")
     for note in notes:
         print(f"- {note}")
-    print(f"Took {elapsed:.0f} s; {load.summary(own_cpu, elapsed)}.")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"compilers": labels, "load_averages": load.averages, "seconds": elapsed,
-                       "cells": [asdict(c) for c in cells.values()]}, f, indent=1)
-    return status
+    print(f"Took {elapsed:.0f} s; {load}.")
 
 
 if __name__ == "__main__":
