@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", choices=generate.EVENT_MODES, default=generate.EVENT_MODES,
                         help="programs (default: all four)")
     parser.add_argument("--include", default=os.path.join(ROOT, "include"), help="hookset's include directory")
+    parser.add_argument("--extra-flags", default="", help="more compiler flags, space-separated")
     parser.add_argument("--run", action="store_true", help="link and run the first round's objects")
     parser.add_argument("--json", help="write every sample to this file (after every round)")
     parser.add_argument("--from-json", help="print the tables of a run saved with --json, measure nothing")
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                             print(f"[compile-cost peers] round {r + 1}: {labels[c]} {opt} {mode} {n}",
                                   file=sys.stderr, flush=True)
                             obj = os.path.join(work, f"{mode}_{n}_{os.path.basename(c)}{opt}.o")
-                            flags = [opt, "-std=c++20", "-I", args.include]
+                            flags = [opt, "-std=c++20", "-I", args.include, *args.extra_flags.split()]
                             if mode == "events_sigcxx":
                                 flags += sig_cflags
                             load.sample()
