@@ -4,7 +4,7 @@ GCC -O2 and reads the `.text` bytes of each object (all `.text*` sections: an in
 gets a section of its own), then separates the code every dispatching file carries from the code
 each slot kind adds, and lists the functions that weigh most.
 
-    python3 benchmarks/compile_cost/object_size.py                  # g++-12 (or g++), ~2 min
+    python3 benchmarks/compile_cost/object_size.py                  # g++-12 (or g++), ~3 min
     python3 benchmarks/compile_cost/object_size.py --compilers g++-12 clang++-14
     python3 benchmarks/compile_cost/object_size.py --include ../before/include include
 

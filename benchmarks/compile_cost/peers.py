@@ -9,7 +9,7 @@ process) as markdown tables: the median of the rounds with the min and max, the 
 Signals2 and hookset / libsigc++ (the median of the per-round ratios), the `.text` bytes of each
 object, the machine's load while it ran, and the targets of issue 39.
 
-    python3 benchmarks/compile_cost/peers.py                    # the full grid, 3 rounds: ~40 min
+    python3 benchmarks/compile_cost/peers.py                    # the full grid, 3 rounds: ~20 min
     python3 benchmarks/compile_cost/peers.py --sizes 8 64 --opts O2 --rounds 1   # the main job's
     python3 benchmarks/compile_cost/peers.py --sizes 1 --opts O0 --rounds 1 --run  # smoke test
     python3 benchmarks/compile_cost/peers.py --json build/peers.json   # also every sample
