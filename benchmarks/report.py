@@ -3,7 +3,7 @@
 
     python3 benchmarks/report.py build/release-gcc build/release-clang
     python3 benchmarks/report.py --quick build/release-gcc            # short run (CI smoke)
-    python3 benchmarks/report.py --compile-cost build/release-gcc ...  # + compile cost table
+    python3 benchmarks/report.py --compile-cost build/release-gcc ...  # + compile cost tables
 
 Each build tree is one compiler (configured with -DHOOKSET_BUILD_BENCHMARKS=ON). Its benchmark
 programs are listed in <build>/benchmarks/benchmarks.list (else found as
@@ -496,7 +496,8 @@ def main() -> int:
     parser.add_argument("--filter", help="--benchmark_filter regex passed to every program")
     parser.add_argument("--json-out", help="also write every tree's medians to this JSON file")
     parser.add_argument("--compile-cost", action="store_true",
-                        help="also measure compile cost (benchmarks/compile_cost/measure.py)")
+                        help="also measure compile cost (benchmarks/compile_cost/measure.py, then "
+                             "peers.py at -O2, N = 8 and 64, one round)")
     parser.add_argument("--strict", action="store_true", help="exit non-zero when a target is missed")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per program (default 1200)")
     args = parser.parse_args()
@@ -575,6 +576,13 @@ def main() -> int:
         import measure  # noqa: E402  (benchmarks/compile_cost/measure.py)
         print()
         if measure.main(["--quick"] if args.quick else []) != 0:
+            status = 1
+        # Against the peers: the events programs at -O2, one round (the full grid, both levels
+        # and N = 1, in interleaved rounds, is benchmarks/compile_cost/peers.py by hand).
+        import peers  # noqa: E402  (benchmarks/compile_cost/peers.py)
+        print()
+        if peers.main(["--sizes", *(["8"] if args.quick else ["8", "64"]), "--opts", "O2",
+                       "--rounds", "1"]) != 0:
             status = 1
 
     if args.strict and total_misses:

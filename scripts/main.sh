@@ -9,7 +9,8 @@
 # adds python3-matplotlib). Build trees: build/release-gcc and build/release-clang. The benchmark
 # tables come from benchmarks/report.py when it exists
 # (`python3 benchmarks/report.py --compile-cost build/release-gcc build/release-clang`: the
-# dispatch table, the targets, then the compile-cost table; its medians also go to
+# dispatch table, the targets, the compile-cost table, then compile cost against Boost.Signals2
+# and libsigc++ 3 at -O2, one round, ~2-3 min; its medians also go to
 # build/benchmarks.json); otherwise every benchmark program is run and its output printed. Then
 # the instruction-count table (benchmarks/instructions.py, valgrind's callgrind; the counts also
 # go to build/instructions.json). Last, benchmarks/plot.py draws docs/dispatch_overhead.svg
@@ -87,7 +88,8 @@ times_json=build/benchmarks.json
 instructions_json=build/instructions.json
 mkdir -p build && rm -f "$times_json" "$instructions_json"
 if [ -f benchmarks/report.py ]; then
-  # The dispatch table, then the compile-cost table (benchmarks/compile_cost/measure.py).
+  # The dispatch table, then the compile-cost tables (benchmarks/compile_cost/measure.py and
+  # peers.py).
   if python3 benchmarks/report.py --compile-cost --json-out "$times_json" "${built_dirs[@]}"; then
     summary+=("benchmarks/report.py ok")
   else
