@@ -53,10 +53,15 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # the three merged - tripwires (<hookset/tripwire.hpp>, <hookset/coro/launched.hpp>: ~400
 # lines, <mutex> was in the baseline; the engine's output watch and the hooks' stop token under
 # an enclosing one, ~60), pipeline phases and attribution.
+# Raised 2026-11-28 to hook_set.hpp +18,600 and hookset.hpp +19,720 (measured +18,556 and
+# +19,681), no new include: structured lifetime (one detached runner for concurrent hooks and a
+# tripwire's guards and work, the tripwire's ending rules, ~60 lines net), thread_locals reached
+# through out-of-line accessors under Clang and the frame pool's constinit cache (~70), Task
+# awaiting a named awaitable through a pointer (GCC 12's copy, ~40), a verdict's failure (~10).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=18380"
-  "hookset/hookset.hpp=19550")
+  "hookset/hook_set.hpp=18600"
+  "hookset/hookset.hpp=19720")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
