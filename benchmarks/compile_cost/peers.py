@@ -144,12 +144,13 @@ class Load:
 
 # ---- tables -------------------------------------------------------------------------------------
 
-def spread(values: list[float]) -> str:
+def spread(values: list[float], unit: str = "") -> str:
+    """The median, and the range when there are several rounds: `1.23x (1.10–1.40)`."""
     if not values:
         return "–"
     if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+        return f"{values[0]:.2f}{unit}"
+    return f"{statistics.median(values):.2f}{unit} ({min(values):.2f}–{max(values):.2f})"
 
 
 def ratios(mine: Cell, theirs: Cell | None) -> list[float]:
@@ -160,11 +161,7 @@ def ratios(mine: Cell, theirs: Cell | None) -> list[float]:
 
 
 def ratio_text(values: list[float]) -> str:
-    if not values:
-        return "–"
-    if len(values) == 1:
-        return f"{values[0]:.2f}x"
-    return f"{statistics.median(values):.2f}x ({min(values):.2f}–{max(values):.2f})"
+    return spread(values, "x")
 
 
 def print_tables(cells: dict, opts: list[str], sizes: list[int], labels: dict[str, str],

@@ -255,14 +255,22 @@ TEST_CASE("a guard that fails under Propagate stops the work and fails the tripw
   CHECK_THROWS_WITH(std::rethrow_exception(out.error), "guard broke");
 }
 
-TEST_CASE("a guard over its own time limit trips under FailClosed") {
-  Set set;
-  std::vector<std::string> log;
+// A tripwire over one guard named "slow" that runs until stopped, under FailClosed with the
+// given time limit, around work that runs until stopped. (The guard logs into `log`, which
+// outlives the set's hook.)
+Guarded<int> trip_on_slow_guard(Set& set, std::chrono::milliseconds timeout,
+                                std::vector<std::string>& log, std::vector<std::string>& work_log) {
   set.add<Watch>(guard_until_stopped(log, "slow guard"),
-                 {.name = "slow", .timeout = 20ms, .on_failure = hookset::FailClosed});
-  std::vector<std::string> work_log;
-  const Guarded<int> g = hookset::sync_wait(
+                 {.name = "slow", .timeout = timeout, .on_failure = hookset::FailClosed});
+  return hookset::sync_wait(
       hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(work_log)));
+}
+
+TEST_CASE("a guard over its own time limit trips under FailClosed") {
+  std::vector<std::string> log;
+  Set set;
+  std::vector<std::string> work_log;
+  const Guarded<int> g = trip_on_slow_guard(set, 20ms, log, work_log);
   REQUIRE(g.tripped());
   CHECK(g.trip->name == "slow");
   CHECK(g.trip->value.decision == Permission::deny);
@@ -271,13 +279,10 @@ TEST_CASE("a guard over its own time limit trips under FailClosed") {
 }
 
 TEST_CASE("a trip by a failed guard carries the failure, a trip by a deny does not") {
-  Set set;
   std::vector<std::string> log;
-  set.add<Watch>(guard_until_stopped(log, "slow guard"),
-                 {.name = "slow", .timeout = 5ms, .on_failure = hookset::FailClosed});
+  Set set;
   std::vector<std::string> work_log;
-  const Guarded<int> timed_out = hookset::sync_wait(
-      hookset::tripwire(set.call<Watch>(1)).around(work_until_stopped(work_log)));
+  const Guarded<int> timed_out = trip_on_slow_guard(set, 5ms, log, work_log);
   REQUIRE(timed_out.tripped());
   CHECK(timed_out.trip->value.failed());
   CHECK_THROWS_AS(std::rethrow_exception(timed_out.trip->value.failure), hookset::DispatchTimeout);
