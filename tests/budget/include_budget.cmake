@@ -62,10 +62,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # no new include: separate compilation (coro/config.hpp's HOOKSET_DECL; executor.hpp,
 # frame_pool.hpp and hook_clock.hpp declare what their impl/*.ipp, included at their end in
 # header-only mode, defines: ~35 lines of declarations and of the .ipp files' own line markers).
+# Raised 2026-11-28 to hook_set.hpp +18,790 and hookset.hpp +19,920 (measured +18,750 and
+# +19,881), no new include: the errors, the observer plumbing and warn() declared in their
+# headers and defined in impl/*.ipp (~160 lines: the errors' explicitly defaulted copy and move
+# operations beside their out-of-line destructors, and declarations written twice).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=18600"
-  "hookset/hookset.hpp=19760")
+  "hookset/hook_set.hpp=18790"
+  "hookset/hookset.hpp=19920")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -12,6 +12,9 @@
 #if !defined(HOOKSET_SEPARATE_COMPILATION)
 #error "<hookset/impl/src.hpp> is for separate compilation: define HOOKSET_SEPARATE_COMPILATION in every file of the program (header-only mode needs no source file)"
 #endif
+#include <hookset/impl/errors.ipp>
+#include <hookset/impl/events.ipp>
 #include <hookset/impl/executor.ipp>
 #include <hookset/impl/frame_pool.ipp>
 #include <hookset/impl/hook_clock.ipp>
+#include <hookset/impl/observer.ipp>
