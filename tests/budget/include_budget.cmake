@@ -66,10 +66,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # +19,881), no new include: the errors, the observer plumbing and warn() declared in their
 # headers and defined in impl/*.ipp (~160 lines: the errors' explicitly defaulted copy and move
 # operations beside their out-of-line destructors, and declarations written twice).
+# Raised 2026-11-28 to hook_set.hpp +18,950 and hookset.hpp +20,080 (measured +18,907 and
+# +20,038), no new include: the hook lists, make_entry and the dispatch context declared in their
+# headers and defined in impl/*.ipp (~155 lines). (impl/context.ipp does without <algorithm>,
+# ~11k lines, for one std::min.)
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=18790"
-  "hookset/hookset.hpp=19920")
+  "hookset/hook_set.hpp=18950"
+  "hookset/hookset.hpp=20080")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -10,11 +10,16 @@
 // header-only mode compiles in every file that includes the headers.
 
 #if !defined(HOOKSET_SEPARATE_COMPILATION)
-#error "<hookset/impl/src.hpp> is for separate compilation: define HOOKSET_SEPARATE_COMPILATION in every file of the program (header-only mode needs no source file)"
+#error \
+    "<hookset/impl/src.hpp> is for separate compilation: define HOOKSET_SEPARATE_COMPILATION in every file of the program (header-only mode needs no source file)"
 #endif
+
+#include <hookset/impl/context.ipp>
 #include <hookset/impl/errors.ipp>
 #include <hookset/impl/events.ipp>
 #include <hookset/impl/executor.ipp>
 #include <hookset/impl/frame_pool.ipp>
+#include <hookset/impl/hook_call.ipp>
 #include <hookset/impl/hook_clock.ipp>
+#include <hookset/impl/hook_list.ipp>
 #include <hookset/impl/observer.ipp>
