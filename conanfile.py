@@ -67,8 +67,9 @@ class HooksetConan(ConanFile):
     def package(self):
         # The license goes to licenses/, where Conan (and ConanCenter's checks) look for it.
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
-        copy(self, "*.hpp", os.path.join(self.source_folder, "include"),
-             os.path.join(self.package_folder, "include"))
+        for pattern in ("*.hpp", "*.ipp"):  # (.ipp: the code of include/hookset/impl/)
+            copy(self, pattern, os.path.join(self.source_folder, "include"),
+                 os.path.join(self.package_folder, "include"))
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "hookset")

@@ -15,6 +15,8 @@ sync_wait and checks the results; --run links and runs them):
   std::function  the plain slot written by hand: a std::vector<std::function<int(int, int)>>, folded
   plain          one plain slot: Slot<int(int), Always>, a fold
   plain + K      the plain slot and one slot of kind K (the table's rows)
+  ..., separate  the same compiled with HOOKSET_SEPARATE_COMPILATION (plain and plain +
+                 fold-signature), and impl/src.hpp: the code such a program compiles once
 
 How the code is separated. A second slot of the plain kind (same signature and options) adds
 nearly nothing: the engine is instantiated per signature and options, not per slot. A fold of
@@ -23,7 +25,9 @@ what it adds is what one fold kind costs; the plain file minus `empty` minus tha
 that does not depend on the slot kind (the set, the hook lists, sync_wait, the shared parts of the
 engine). Every other kind K costs (plain + K) - plain: its own engine instances, plus whatever it
 needs that a fold does not (a companion's loop, the aggregate's vector, the driver of a coroutine
-hook). Python 3 standard library only (and binutils' `size` and `readelf`).
+hook). With separate compilation the same subtraction gives what is left of the slot-independent
+code in a dispatching file (src.hpp, compiled once per program, holds the rest). Python 3
+standard library only (and binutils' `size` and `readelf`).
 """
 
 from __future__ import annotations
@@ -170,6 +174,12 @@ PROGRAMS = {
 }
 PROGRAMS.update({f"plain + {kind}": hookset_program([PLAIN, slot], ["P", "K"])
                  for kind, slot in KINDS.items()})
+# Separate compilation (HOOKSET_SEPARATE_COMPILATION): these programs, compiled with the macro,
+# and the one file such a program adds.
+SEPARATE = {"plain, separate": "plain", "plain + fold-signature, separate": "plain + fold-signature"}
+SOURCE_FILE = "impl/src.hpp, separate (once per program)"
+PROGRAMS.update({name: PROGRAMS[base] for name, base in SEPARATE.items()})
+PROGRAMS[SOURCE_FILE] = "#include <hookset/impl/src.hpp>\n"
 
 
 def collapse(name: str) -> str:
@@ -239,15 +249,22 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     with tempfile.TemporaryDirectory(prefix="hookset-object-size-") as work:
         programs = {name: text for name, text in PROGRAMS.items()
-                    if not name.startswith("plain + ") or name[len("plain + "):] in args.kinds}
+                    if not name.startswith("plain + ") or
+                    name[len("plain + "):].removesuffix(", separate") in args.kinds}
+        # The source file first: the separate programs link with it.
+        programs = {SOURCE_FILE: programs.pop(SOURCE_FILE), **programs}
         for index, (name, text) in enumerate(programs.items()):
             source = os.path.join(work, f"p{index}.cpp")
             with open(source, "w", encoding="utf-8") as f:
                 f.write(text)
-            for c, inc in columns:
+            separate = name == SOURCE_FILE or name in SEPARATE
+            for column, (c, inc) in enumerate(columns):
+                if separate and not os.path.exists(os.path.join(inc, "hookset", "impl", "src.hpp")):
+                    continue  # a hookset without separate compilation: "–"
                 print(f"[object-size] {c} {inc}: {name}", file=sys.stderr, flush=True)
-                obj = os.path.join(work, f"p{index}.o")
-                proc = subprocess.run([c, *flags, "-I", inc, "-c", source, "-o", obj],
+                obj = os.path.join(work, f"p{index}-{column}.o")
+                defines = ["-DHOOKSET_SEPARATE_COMPILATION"] if separate else []
+                proc = subprocess.run([c, *flags, *defines, "-I", inc, "-c", source, "-o", obj],
                                       capture_output=True, text=True)
                 if proc.returncode != 0:
                     print(f"[object-size] {name} failed to compile:\n{proc.stderr[:2000]}", file=sys.stderr)
@@ -256,9 +273,11 @@ def main(argv: list[str] | None = None) -> int:
                 sizes[c, inc, name] = text_bytes(obj)
                 if name in ("plain", "plain + fold-signature"):
                     tops[c, inc, name] = functions(obj)
-                if args.run:
+                if args.run and name != SOURCE_FILE:
                     exe = obj[:-2] + ".exe"
-                    ran = subprocess.run([c, obj, "-o", exe], capture_output=True).returncode == 0 \
+                    objects = [obj] + ([os.path.join(work, f"p0-{column}.o")] if separate else [])
+                    ran = subprocess.run([c, *objects, "-pthread", "-o", exe],
+                                         capture_output=True).returncode == 0 \
                         and subprocess.run([exe]).returncode == 0
                     if not ran:
                         print(f"[object-size] {name}: link or run FAILED", file=sys.stderr)
@@ -289,13 +308,22 @@ def main(argv: list[str] | None = None) -> int:
         for kind, slot in KINDS.items():
             if plain is not None and get(f"plain + {kind}") is not None:
                 out[f"per kind: {kind} ({slot[0]})"] = get(f"plain + {kind}") - plain
+        plain, fold = get("plain, separate"), get("plain + fold-signature, separate")
+        if None not in (plain, empty, fold):
+            out["separate: one plain slot, dispatched (plain - empty)"] = plain - empty
+            out["separate: of which slot-independent (plain - empty - a fold kind)"] = \
+                plain - empty - (fold - plain)
+            out["separate: per kind: fold-signature"] = fold - plain
+        if get(SOURCE_FILE) is not None:
+            out["separate: impl/src.hpp, compiled once per program"] = get(SOURCE_FILE)
         return out
 
     table = {col: derived(*col) for col in columns}
     for row in dict.fromkeys(r for col in columns for r in table[col]):
         print(f"| {row} | " + " | ".join(kb(table[col].get(row)) for col in columns) + " |")
     print()
-    print("Targets (issue 39, GCC -O2): slot-independent code ≤ 12 KB, each slot kind ≤ 8 KB.")
+    print("Targets (issue 39, GCC -O2): slot-independent code ≤ 12 KB header-only and none with separate\n"
+          "compilation, each slot kind ≤ 8 KB.")
     print()
     for (c, inc, program), found in tops.items():
         if program != "plain":

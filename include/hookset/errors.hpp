@@ -1,12 +1,14 @@
 #pragma once
 // The typed errors a dispatch or a registration ends with. Each names the slot it concerns.
+// (Their code, which is the same for every slot: <hookset/impl/errors.ipp>.)
 
 #include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
+#include <string_view>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/hook_id.hpp>
 
 namespace hookset {
@@ -14,22 +16,11 @@ namespace hookset {
 namespace detail {
 
 // How messages name a registration: 'its name', else #its id.
-inline std::string hook_label(HookId hook, const std::string& name) {
-  return name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
-}
+HOOKSET_DECL std::string hook_label(HookId hook, const std::string& name);
 
 // What a failure says: its what(), or nothing for an exception not derived from std::exception
 // (or no exception).
-inline std::optional<std::string> exception_what(const std::exception_ptr& error) {
-  if (!error) return std::nullopt;
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return std::string(e.what());
-  } catch (...) {
-    return std::nullopt;
-  }
-}
+HOOKSET_DECL std::optional<std::string> exception_what(const std::exception_ptr& error);
 inline constexpr const char* not_a_std_exception = "an exception not derived from std::exception";
 
 }  // namespace detail
@@ -38,9 +29,13 @@ inline constexpr const char* not_a_std_exception = "an exception not derived fro
 // as they are unless a failure policy says otherwise).
 class DispatchError : public std::runtime_error {
  public:
-  DispatchError(std::string slot_name, const std::string& message)
-      : std::runtime_error("hookset: slot " + slot_name + ": " + message),
-        slot(std::move(slot_name)) {}
+  HOOKSET_DECL DispatchError(std::string slot_name, const std::string& message);
+  DispatchError(const DispatchError&) = default;
+  DispatchError(DispatchError&&) = default;
+  DispatchError& operator=(const DispatchError&) = default;
+  DispatchError& operator=(DispatchError&&) = default;
+  // Out of line with separate compilation: the class's vtable and type_info are then made once.
+  HOOKSET_DECL ~DispatchError() override;
   std::string slot;
 };
 
@@ -48,8 +43,12 @@ class DispatchError : public std::runtime_error {
 // completed. Every hook it started had finished when this was thrown.
 class DispatchCancelled : public DispatchError {
  public:
-  explicit DispatchCancelled(std::string slot_name)
-      : DispatchError(std::move(slot_name), "dispatch cancelled") {}
+  HOOKSET_DECL explicit DispatchCancelled(std::string slot_name);
+  DispatchCancelled(const DispatchCancelled&) = default;
+  DispatchCancelled(DispatchCancelled&&) = default;
+  DispatchCancelled& operator=(const DispatchCancelled&) = default;
+  DispatchCancelled& operator=(DispatchCancelled&&) = default;
+  HOOKSET_DECL ~DispatchCancelled() override;
 };
 
 // A time limit expired: the dispatch's deadline, or (per_hook) the time limit of the hook
@@ -57,57 +56,68 @@ class DispatchCancelled : public DispatchError {
 // this was thrown. `hook` is empty when the deadline expired between hooks.
 class DispatchTimeout : public DispatchError {
  public:
-  DispatchTimeout(std::string slot_name, HookId hook_id, std::string name, bool hook_limit)
-      : DispatchError(std::move(slot_name), describe(hook_id, name, hook_limit)),
-        hook(hook_id),
-        hook_name(std::move(name)),
-        per_hook(hook_limit) {}
+  HOOKSET_DECL DispatchTimeout(std::string slot_name, HookId hook_id, std::string name,
+                               bool hook_limit);
+  DispatchTimeout(const DispatchTimeout&) = default;
+  DispatchTimeout(DispatchTimeout&&) = default;
+  DispatchTimeout& operator=(const DispatchTimeout&) = default;
+  DispatchTimeout& operator=(DispatchTimeout&&) = default;
+  HOOKSET_DECL ~DispatchTimeout() override;
   HookId hook;
   std::string hook_name;
   bool per_hook;
 
  private:
-  static std::string describe(HookId hook, const std::string& name, bool hook_limit) {
-    std::string text = hook_limit ? "the time limit of hook " : "deadline expired";
-    if (hook_limit || hook) {
-      if (!hook_limit) text += " while hook ";
-      text += detail::hook_label(hook, name);
-      text += hook_limit ? " expired" : " ran";
-    }
-    return text;
-  }
+  HOOKSET_DECL static std::string describe(HookId hook, const std::string& name, bool hook_limit);
 };
 
 // A hook registered with FailClosed failed: `cause` is what it threw (or the DispatchTimeout or
 // DispatchCancelled of its own time limit).
 class HookFailed : public DispatchError {
  public:
-  HookFailed(std::string slot_name, HookId hook_id, std::string name, std::exception_ptr error)
-      : DispatchError(std::move(slot_name), describe(hook_id, name, error)),
-        hook(hook_id),
-        hook_name(std::move(name)),
-        cause(std::move(error)) {}
+  HOOKSET_DECL HookFailed(std::string slot_name, HookId hook_id, std::string name,
+                          std::exception_ptr error);
+  HookFailed(const HookFailed&) = default;
+  HookFailed(HookFailed&&) = default;
+  HookFailed& operator=(const HookFailed&) = default;
+  HookFailed& operator=(HookFailed&&) = default;
+  HOOKSET_DECL ~HookFailed() override;
   HookId hook;
   std::string hook_name;
   std::exception_ptr cause;
 
  private:
-  static std::string describe(HookId hook, const std::string& name,
-                              const std::exception_ptr& error) {
-    std::string text = "hook " + detail::hook_label(hook, name) + " failed (fail-closed)";
-    if (error) text += ": " + detail::exception_what(error).value_or(detail::not_a_std_exception);
-    return text;
-  }
+  HOOKSET_DECL static std::string describe(HookId hook, const std::string& name,
+                                           const std::exception_ptr& error);
 };
 
 // A registration's `before`/`after` names a registration the slot does not have, or the
 // constraints form a cycle. The set is left unchanged.
 class OrderingError : public std::invalid_argument {
  public:
-  OrderingError(std::string slot_name, const std::string& message)
-      : std::invalid_argument("hookset: slot " + slot_name + ": " + message),
-        slot(std::move(slot_name)) {}
+  HOOKSET_DECL OrderingError(std::string slot_name, const std::string& message);
+  OrderingError(const OrderingError&) = default;
+  OrderingError(OrderingError&&) = default;
+  OrderingError& operator=(const OrderingError&) = default;
+  OrderingError& operator=(OrderingError&&) = default;
+  HOOKSET_DECL ~OrderingError() override;
   std::string slot;
 };
 
+namespace detail {
+
+// What a dispatch fails with when the time limit of `hook` expired (the hook's failure policy
+// then decides), and what it throws for a FailClosed hook's failure: made here, not in each
+// slot kind's engine.
+HOOKSET_DECL std::exception_ptr hook_time_limit_expired(std::string_view slot, HookId hook,
+                                                        const std::string& name);
+[[noreturn]] HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook,
+                                                 const std::string& name, std::exception_ptr error);
+
+}  // namespace detail
+
 }  // namespace hookset
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/errors.ipp>
+#endif

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/hook_id.hpp>
 
 namespace hookset {
@@ -145,11 +146,9 @@ void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... ar
   if (observer) tell_observer([&] { (observer->*event)(std::forward<Args>(args)...); });
 }
 
-inline void warn(std::string_view slot, std::string_view message,
-                 Observer* set_observer = nullptr) noexcept {
-  notify(current_observer(), &Observer::on_warning, slot, message);
-  notify(set_observer, &Observer::on_warning, slot, message);
-}
+// Tells the process-wide observer and the set's a warning about `slot`.
+HOOKSET_DECL void warn(std::string_view slot, std::string_view message,
+                       Observer* set_observer = nullptr) noexcept;
 }  // namespace detail
 
 // Installs `observer` (nullptr: none) and returns the previous one. The observer must stay
@@ -172,3 +171,7 @@ class ScopedObserver {
 };
 
 }  // namespace hookset
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/observer.ipp>
+#endif

@@ -58,10 +58,22 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # tripwire's guards and work, the tripwire's ending rules, ~60 lines net), thread_locals reached
 # through out-of-line accessors under Clang and the frame pool's constinit cache (~70), Task
 # awaiting a named awaitable through a pointer (GCC 12's copy, ~40), a verdict's failure (~10).
+# Raised 2026-11-28 to hookset.hpp +19,760 (measured hook_set.hpp +18,590, hookset.hpp +19,721),
+# no new include: separate compilation (coro/config.hpp's HOOKSET_DECL; executor.hpp,
+# frame_pool.hpp and hook_clock.hpp declare what their impl/*.ipp, included at their end in
+# header-only mode, defines: ~35 lines of declarations and of the .ipp files' own line markers).
+# Raised 2026-11-28 to hook_set.hpp +18,790 and hookset.hpp +19,920 (measured +18,750 and
+# +19,881), no new include: the errors, the observer plumbing and warn() declared in their
+# headers and defined in impl/*.ipp (~160 lines: the errors' explicitly defaulted copy and move
+# operations beside their out-of-line destructors, and declarations written twice).
+# Raised 2026-11-28 to hook_set.hpp +18,950 and hookset.hpp +20,080 (measured +18,907 and
+# +20,038), no new include: the hook lists, make_entry and the dispatch context declared in their
+# headers and defined in impl/*.ipp (~155 lines). (impl/context.ipp does without <algorithm>,
+# ~11k lines, for one std::min.)
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=18600"
-  "hookset/hookset.hpp=19720")
+  "hookset/hook_set.hpp=18950"
+  "hookset/hookset.hpp=20080")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -226,12 +226,13 @@ def main():
     recipe.package()
     include = os.path.join(source_dir, "include")
     expected = sorted(os.path.relpath(os.path.join(root, f), include)
-                      for root, _d, files in os.walk(include) for f in files if f.endswith(".hpp"))
+                      for root, _d, files in os.walk(include) for f in files
+                      if f.endswith((".hpp", ".ipp")))
     packaged_include = os.path.join(recipe.package_folder, "include")
     packaged = sorted(os.path.relpath(os.path.join(root, f), packaged_include)
                       for root, _d, files in os.walk(packaged_include) for f in files)
     check(packaged == expected and "hookset/hookset.hpp" in packaged,
-          f"package: include/ holds exactly the {len(expected)} public and detail headers")
+          f"package: include/ holds exactly the {len(expected)} headers and .ipp files")
     packaged_license = os.path.join(recipe.package_folder, "licenses", "LICENSE")
     same_license = False
     if os.path.isfile(packaged_license):

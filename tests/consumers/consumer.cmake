@@ -78,7 +78,8 @@ if(STEP STREQUAL "install")
   run("install" "${CMAKE_COMMAND}" --install "${WORK_DIR}" --prefix "${PREFIX}" ${build_args})
 
   set(missing "")
-  file(GLOB_RECURSE source_headers RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/*.hpp")
+  file(GLOB_RECURSE source_headers RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/*.hpp"
+       "${SOURCE_DIR}/include/*.ipp")
   foreach(file IN LISTS source_headers)
     if(NOT EXISTS "${PREFIX}/include/${file}")
       list(APPEND missing "include/${file}")

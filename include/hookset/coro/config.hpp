@@ -1,7 +1,25 @@
 #pragma once
-// Inlining hints for the few functions on every synchronous dispatch's path: inlined into the
-// caller, the dispatch of a slot without hooks reduces to a call of its default.
+// How hookset's code is compiled: header-only, or with its slot-independent part compiled once;
+// and inlining hints for the few functions on every synchronous dispatch's path.
 
+// Header-only (the default), or separate compilation: a program that defines
+// HOOKSET_SEPARATE_COMPILATION in every one of its files (a compiler option, not a #define
+// above some includes) compiles `#include <hookset/impl/src.hpp>` in exactly one of them, and
+// the code that does not depend on a slot's types - the timer thread, the hook lists'
+// bookkeeping and ordering, the observer plumbing, the error texts - is compiled there once
+// instead of in every file that dispatches. A function of that part is declared HOOKSET_DECL
+// in its header and defined in <hookset/impl/*.ipp>, which the header includes in header-only
+// mode only (Asio's scheme). One kept out of line in both modes is declared without it and
+// defined `HOOKSET_NOINLINE HOOKSET_DECL` (GCC warns of an inline declaration that is not a
+// definition given noinline).
+#if defined(HOOKSET_SEPARATE_COMPILATION)
+#define HOOKSET_DECL
+#else
+#define HOOKSET_HEADER_ONLY 1
+#define HOOKSET_DECL inline
+#endif
+
+// Inlined into the caller, the dispatch of a slot without hooks reduces to a call of its default.
 #if defined(__GNUC__) || defined(__clang__)
 #define HOOKSET_ALWAYS_INLINE [[gnu::always_inline]] inline
 #define HOOKSET_NOINLINE [[gnu::noinline]]
@@ -16,7 +34,9 @@
 // counts - so a dispatch finishing on a timer thread wrote the awaiting thread's variables
 // (llvm/llvm-project issues 47179 and 63022: fixed case by case, seen with clang++-16 -O1 here).
 // Kept out of line there, such a function computes the address on the thread that calls it. GCC
-// does not hoist it: inline.
+// does not hoist it: inline. They stay in the headers in both modes (each is a few instructions
+// on a dispatch's path); a function of the separately compiled part that reaches a thread_local
+// is HOOKSET_NOINLINE as well, which holds under link-time optimisation too.
 #if defined(__clang__)
 #define HOOKSET_THREAD_LOCAL_ACCESS HOOKSET_NOINLINE inline
 #else

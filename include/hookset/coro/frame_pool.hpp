@@ -129,27 +129,15 @@ class frame_pool {
   static_assert(max_blocks_per_class <= 255);
   static inline thread_local constinit thread_cache local_cache{};
 
-  struct cache_owner {
-    cache_owner() noexcept { local_cache.status = state::alive; }
-    cache_owner(const cache_owner&) = delete;
-    cache_owner& operator=(const cache_owner&) = delete;
-    ~cache_owner() {
-      thread_cache& cache = local_cache;
-      cache.status = state::destroyed;  // first: nothing may enter this cache from now on
-      for (std::size_t cls = 0; cls < class_count; ++cls) {
-        while (free_block* block = cache.head[cls]) {
-          cache.head[cls] = block->next;
-          unpoison(block, (cls + 1) * size_step);
-          release(block, (cls + 1) * size_step);
-        }
-      }
-    }
-  };
-  // Makes this thread's cache alive (once): true if it is.
-  HOOKSET_NOINLINE static bool adopt_cache() noexcept {
-    static thread_local cache_owner owner;
-    return local_cache.status == state::alive;
-  }
+  // Empties the cache at thread exit; made by the first block the cache keeps
+  // (<hookset/impl/frame_pool.ipp>: once per program with separate compilation).
+  struct cache_owner;
+  // Makes this thread's cache alive (once): true if it is. (Out of line.)
+  static bool adopt_cache() noexcept;
 };
 
 }  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/frame_pool.ipp>
+#endif

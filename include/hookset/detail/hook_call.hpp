@@ -207,12 +207,7 @@ typename Kind::hook_async_fn async_call_of(const hook_entry& entry) noexcept {
 
 // An interceptor's registration options: a name, a priority and a named order. (A time limit
 // or a failure policy would have to cut or skip the code around the whole dispatch.)
-inline void check_interceptor_options(const HookOptions& options) {
-  if (options.timeout || options.on_failure)
-    throw std::invalid_argument(
-        "hookset: an interceptor takes no time limit nor failure policy (HookOptions::timeout, "
-        "HookOptions::on_failure): bound the dispatch (CallOptions) or its hooks instead");
-}
+HOOKSET_DECL void check_interceptor_options(const HookOptions& options);
 
 // Registration options as the add functions accept them.
 inline HookOptions to_hook_options(Priority priority) {
@@ -223,51 +218,14 @@ inline HookOptions to_hook_options(Priority priority) {
 inline HookOptions to_hook_options(HookOptions options) { return options; }
 
 // The entry of a registration: its record and the erased calls. Not a template: one copy
-// serves every hook (the part that depends on the hook's type is entry_calls).
-HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
-                                              HookOptions&& options, FailurePolicy slot_policy,
-                                              hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async, bool validates = false) {
-  auto record = std::make_shared<hook_record>();
-  record->id = HookId::next();
-  record->priority = options.priority.value;
-  record->validates = validates;
-  record->name = std::move(options.name);
-  record->timeout = options.timeout;
-  record->before = std::move(options.before);
-  record->after = std::move(options.after);
-  record->owner = std::move(owner);
-
-  hook_entry entry;
-  entry.object = object;
-  entry.on_failure = options.on_failure.value_or(slot_policy);
-  entry.sync = sync;
-  entry.async = async;
-  entry.quiet = !record->timeout && entry.on_failure == FailurePolicy::propagate;
-  entry.plain = sync && entry.quiet;
-  entry.record = std::move(record);
-  return entry;
-}
-HOOKSET_NOINLINE inline hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
-                                              Priority priority, FailurePolicy slot_policy,
-                                              hook_entry::erased_fn sync,
-                                              hook_entry::erased_fn async, bool validates = false) {
-  auto record = std::make_shared<hook_record>();
-  record->id = HookId::next();
-  record->priority = priority.value;
-  record->validates = validates;
-  record->owner = std::move(owner);
-
-  hook_entry entry;
-  entry.object = object;
-  entry.on_failure = slot_policy;
-  entry.sync = sync;
-  entry.async = async;
-  entry.quiet = slot_policy == FailurePolicy::propagate;
-  entry.plain = sync && entry.quiet;
-  entry.record = std::move(record);
-  return entry;
-}
+// serves every hook (the part that depends on the hook's type is entry_calls). Out of line
+// (<hookset/impl/hook_call.ipp>).
+hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
+                      FailurePolicy slot_policy, hook_entry::erased_fn sync,
+                      hook_entry::erased_fn async, bool validates = false);
+hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
+                      FailurePolicy slot_policy, hook_entry::erased_fn sync,
+                      hook_entry::erased_fn async, bool validates = false);
 
 // The erased calls of a hook of type Target for a slot of kind Kind: {sync, async}, one set.
 // Slot is used only by a Stateful hook (it names the slot in its ReentrancyError): void for any
@@ -375,3 +333,7 @@ inline constexpr bool implements_slot = [] {
 }();
 
 }  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/hook_call.ipp>
+#endif

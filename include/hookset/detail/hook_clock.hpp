@@ -11,8 +11,9 @@
 #include <chrono>
 #include <cstdint>
 
+#include <hookset/coro/config.hpp>
+
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 #define HOOKSET_HOOK_CLOCK_TSC 1
 #else
 #define HOOKSET_HOOK_CLOCK_TSC 0
@@ -71,24 +72,13 @@ struct hook_clock {
     return calibrated;
   }
 
-  static tsc_calibration calibrate() noexcept {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 8)))
-      return {};  // no invariant TSC: steady_clock
-    // Ticks against steady_clock over about a millisecond: the rate to within a few parts per
-    // ten thousand, plenty for hook durations.
-    using steady = std::chrono::steady_clock;
-    const steady::time_point t0 = steady::now();
-    const ticks c0 = __builtin_ia32_rdtsc();
-    steady::time_point t1 = t0;
-    while (t1 - t0 < std::chrono::milliseconds(1)) t1 = steady::now();
-    const ticks c1 = __builtin_ia32_rdtsc();
-    if (c1 <= c0) return {};
-    const double ns =
-        static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-    return {true, ns / static_cast<double>(c1 - c0)};
-  }
+  // (Once per process: <hookset/impl/hook_clock.ipp>.)
+  HOOKSET_DECL static tsc_calibration calibrate() noexcept;
 #endif
 };
 
 }  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/hook_clock.ipp>
+#endif

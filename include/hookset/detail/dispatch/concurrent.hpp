@@ -182,8 +182,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
           if (hook.on_failure == FailurePolicy::fail_closed) {
             const result failed = Kind::aggregate::failed_hook_output(
                 slot.error ? slot.error
-                           : std::make_exception_ptr(DispatchTimeout(
-                                 std::string(slot_->name), hook.id(), hook.record->name, true)));
+                           : hook_time_limit_expired(slot_->name, hook.id(), hook.record->name));
             watch->seen(&hook, &failed);
           }
         }

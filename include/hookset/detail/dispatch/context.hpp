@@ -5,7 +5,8 @@
 // under (so that a hook finds the stop token and the executor).
 //
 // Only a dispatch given options, or one running a hook with a time limit, has one: a plain
-// dispatch pays a null pointer for it. Not a template: every slot shares this code.
+// dispatch pays a null pointer for it. Not a template: every slot shares this code
+// (<hookset/impl/context.ipp>: compiled once with HOOKSET_SEPARATE_COMPILATION, coro/config.hpp).
 
 #include <atomic>
 #include <chrono>
@@ -38,19 +39,11 @@ struct stop_forwarder {
 // it touches, so a timer that fires after its dispatch completed does no harm.
 class expiry_timer {
  public:
-  void arm(Executor& executor, Executor::clock::time_point when, hookset::stop_source source) {
-    expired_ = std::make_shared<std::atomic<bool>>(false);
-    timer_ = executor.start_timer(when, [expired = expired_, source = std::move(source)]() mutable {
-      expired->store(true, std::memory_order_release);
-      source.request_stop();
-    });
-  }
+  HOOKSET_DECL void arm(Executor& executor, Executor::clock::time_point when,
+                        hookset::stop_source source);
   bool armed() const noexcept { return timer_ != nullptr; }
   bool expired() const noexcept { return expired_ && expired_->load(std::memory_order_acquire); }
-  void cancel() noexcept {
-    if (timer_) timer_->cancel();
-    timer_.reset();
-  }
+  HOOKSET_DECL void cancel() noexcept;
   ~expiry_timer() { cancel(); }
 
  private:
@@ -90,6 +83,7 @@ class dispatch_context {
   explicit dispatch_context(CallOptions options) noexcept : options_(std::move(options)) {}
   dispatch_context(const dispatch_context&) = delete;
   dispatch_context& operator=(const dispatch_context&) = delete;
+  HOOKSET_DECL ~dispatch_context();
 
   CallOptions& options() noexcept { return options_; }
 
@@ -114,43 +108,11 @@ class dispatch_context {
   // After begin(): what the rest of an intercepted dispatch inherits - this dispatch's stop
   // token (the caller's, the deadline's), its deadline (absolute, so that a timeout is counted
   // from the first start) and its executor.
-  CallOptions inherited_options() const {
-    CallOptions inherited;
-    inherited.stop_token = token_;
-    inherited.deadline = deadline_;
-    inherited.executor = executor_;
-    return inherited;
-  }
+  HOOKSET_DECL CallOptions inherited_options() const;
 
   // At the dispatch's start: resolves the executor and the deadline, links the caller's stop
   // token, and fails at once if the dispatch is already cancelled or late.
-  void begin(const await_context* awaiting, std::string_view slot) {
-    executor_ = options_.executor;
-    if (!executor_ && awaiting) executor_ = const_cast<Executor*>(awaiting->nearest_executor());
-    if (options_.timeout) {
-      const auto by_timeout = clock::now() + *options_.timeout;
-      deadline_ = options_.deadline ? std::min(*options_.deadline, by_timeout) : by_timeout;
-    } else {
-      deadline_ = options_.deadline;
-    }
-    token_ = source_.get_token();
-    if (options_.stop_token.stop_possible())
-      from_caller_.emplace(options_.stop_token, stop_forwarder{&source_});
-    link_ = await_context{awaiting, nullptr, &token_, executor_};
-    // The hooks see the dispatch's token first: it must not hide the stop token of whatever
-    // awaits the dispatch (a hook of another, a tripwire's work), which they would see without
-    // it. They get a token that either stops; the enclosing one does not cancel the dispatch.
-    if (const hookset::stop_token* enclosing = awaiting ? awaiting->nearest_stop() : nullptr)
-      if (enclosing->stop_possible() && !(*enclosing == options_.stop_token)) {
-        hooks_stop_.emplace();
-        hooks_token_ = hooks_stop_->get_token();
-        hooks_from_dispatch_.emplace(token_, stop_forwarder{&*hooks_stop_});
-        hooks_from_enclosing_.emplace(*enclosing, stop_forwarder{&*hooks_stop_});
-        link_.stop = &hooks_token_;
-      }
-    if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
-    check(slot, nullptr);
-  }
+  HOOKSET_DECL void begin(const await_context* awaiting, std::string_view slot);
 
   // The dispatch is awaited by a coroutine that is not the library's (a coroutine type of the
   // caller's own): it starts a new chain. Its parent link belongs to whatever ran when the
@@ -169,56 +131,22 @@ class dispatch_context {
 
   // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
   // `hook` for a deadline that expired while it ran).
-  void check(std::string_view slot, const hook_entry* hook) const {
-    if (!source_.stop_requested() && !deadline_passed_ &&
-        !(deadline_ && clock::now() >= *deadline_))
-      return;
-    if (deadline_passed_ || deadline_timer_.expired() || (deadline_ && clock::now() >= *deadline_))
-      throw DispatchTimeout(std::string(slot), hook ? hook->id() : HookId{},
-                            hook ? hook->record->name : std::string(), false);
-    throw DispatchCancelled(std::string(slot));
-  }
+  HOOKSET_DECL void check(std::string_view slot, const hook_entry* hook) const;
   bool stop_requested() const noexcept { return source_.stop_requested(); }
 
   // Before the dispatch suspends: the deadline needs a timer now (a synchronous stretch checks
   // the clock between steps instead).
-  void arm_deadline() {
-    if (deadline_ && !deadline_timer_.armed()) deadline_timer_.arm(executor(), *deadline_, source_);
-  }
+  HOOKSET_DECL void arm_deadline();
 
   // A hook starts. With a time limit it runs under a stop source of its own (triggered by the
   // dispatch's too); `arm` starts the timer now (a hook that may observe its token or suspend).
-  void begin_hook(const hook_entry& hook, bool arm) {
-    hook_running_ = false;
-    if (!hook.record->timeout) return;
-    hook_running_ = true;
-    hook_source_ = hookset::stop_source();
-    hook_token_ = hook_source_.get_token();
-    hook_from_dispatch_.emplace(*link_.stop, stop_forwarder{&hook_source_});
-    hook_link_ = await_context{link_.parent, nullptr, &hook_token_, executor_};
-    hook_started_ = clock::now();
-    hook_limit_ = *hook.record->timeout;
-    if (arm) arm_hook_timer();
-  }
-  void arm_hook_timer() {
-    if (hook_running_ && !hook_timer_.armed())
-      hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
-  }
+  HOOKSET_DECL void begin_hook(const hook_entry& hook, bool arm);
+  HOOKSET_DECL void arm_hook_timer();
   // A hook finished: whether its own time limit expired meanwhile.
-  bool end_hook() noexcept {
-    if (!hook_running_) return false;
-    hook_running_ = false;
-    const bool expired = hook_timer_.expired() || clock::now() - hook_started_ > hook_limit_;
-    hook_timer_.cancel();
-    hook_from_dispatch_.reset();
-    return expired && !source_.stop_requested();
-  }
+  HOOKSET_DECL bool end_hook() noexcept;
 
   // The dispatch is over: no timer of it may keep an event loop busy.
-  void end() noexcept {
-    deadline_timer_.cancel();
-    hook_timer_.cancel();
-  }
+  HOOKSET_DECL void end() noexcept;
 
  private:
   CallOptions options_;
@@ -250,3 +178,7 @@ class dispatch_context {
 };
 
 }  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/context.ipp>
+#endif

@@ -1248,9 +1248,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (with_context && context_->end_hook()) own_limit_expired = true;
     const bool dispatch_stopped = with_context && context_->stop_requested();
     if (own_limit_expired && !dispatch_stopped) {
-      return hook_failed(hook,
-                         std::make_exception_ptr(DispatchTimeout(
-                             std::string(slot_->name), hook.id(), hook.record->name, true)),
+      return hook_failed(hook, hook_time_limit_expired(slot_->name, hook.id(), hook.record->name),
                          HookOutcome::timed_out);
     }
     if (dispatch_stopped) {
@@ -1306,7 +1304,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           produced_by(&hook);
           return hook_step::substituted;
         } else {
-          throw HookFailed(std::string(slot_->name), hook.id(), hook.record->name, error);
+          throw_hook_failed(slot_->name, hook.id(), hook.record->name, error);
         }
       case FailurePolicy::propagate:
         break;
@@ -1324,13 +1322,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
   // how fail-open goes wrong.
   void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
-    try {
-      std::string message = "hook " + hook_label(hook.id(), hook.record->name) +
-                            " failed and was skipped (fail-open)";
-      if (auto what = exception_what(error)) message += ": " + *what;
-      warn(slot_->name, message, set_observer_);
-    } catch (...) {
-    }
+    warn_hook_skipped(slot_->name, hook, error, set_observer_);
   }
   // (Never called: names the step that takes an asynchronous hook's outcome, which the driver
   // hands to after_hook.)

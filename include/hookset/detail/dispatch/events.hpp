@@ -13,6 +13,7 @@
 #include <utility>
 #include <variant>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/type_name.hpp>
@@ -61,26 +62,12 @@ struct dispatch_observers {
   bool has_boundary;
   hook_clock::ticks boundary;
 
-  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
-             bool slot_values = false) noexcept {
-    global = process_wide;
-    set = set_observer;
-    id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
-    global_hook_events = global && global->wants_hook_events();
-    set_hook_events = set && set->wants_hook_events();
-    hook_events = global_hook_events || set_hook_events;
-    values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
-    has_boundary = false;
-    notify(global, &Observer::on_dispatch_begin, slot, id);
-    notify(set, &Observer::on_dispatch_begin, slot, id);
-  }
+  HOOKSET_DECL void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
+                          bool slot_values = false) noexcept;
 
   // A successful dispatch's result, rendered (when `values`), told before its end.
-  void result(std::string_view slot, std::string_view value, std::string_view input) noexcept {
-    if (global && current_observer() == global)
-      tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
-    if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
-  }
+  HOOKSET_DECL void result(std::string_view slot, std::string_view value,
+                           std::string_view input) noexcept;
 
   // A dispatch's result, rendered for observers that asked for values (a pipeline's: its
   // decision and its final input). What rendering throws is dropped, as an observer's would be.
@@ -97,55 +84,23 @@ struct dispatch_observers {
     });
   }
 
-  void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
-    if (global && current_observer() == global)
-      notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
-    notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
-  }
+  HOOKSET_DECL void end(std::string_view slot, std::size_t hooks_run,
+                        const std::exception_ptr& error) noexcept;
 
-  HookEvent hook_event(std::string_view slot, const hook_entry& hook,
-                       std::size_t position) const noexcept {
-    HookEvent event;
-    event.slot = slot;
-    event.dispatch_id = id;
-    event.hook = hook.id();
-    event.name = hook.record->name;
-    event.position = position;
-    return event;
-  }
+  HOOKSET_DECL HookEvent hook_event(std::string_view slot, const hook_entry& hook,
+                                    std::size_t position) const noexcept;
 
   // Tells a hook's begin; returns its start, for its end event.
-  hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept {
-    const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
-    has_boundary = false;
-    each_wanting(&Observer::on_hook_begin, event);
-    return hook_start;
-  }
+  HOOKSET_DECL hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept;
   // Tells a hook's end (event: everything but the duration, which this measures).
-  void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept {
-    const hook_clock::ticks hook_stop = hook_clock::now();
-    event.duration = hook_clock::between(hook_start, hook_stop);
-    each_wanting(&Observer::on_hook_end, event);
-    boundary = hook_stop;
-    has_boundary = true;
-  }
+  HOOKSET_DECL void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
 
-  hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
-                               std::size_t position) noexcept {
-    return tell_hook_begin(hook_event(slot, hook, position));
-  }
-  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
-                hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
-                std::string_view decision = {}, std::string_view reason = {},
-                bool rewritten = false) noexcept {
-    HookEvent event = hook_event(slot, hook, position);
-    event.outcome = outcome;
-    event.error = std::move(error);
-    event.decision = decision;
-    event.reason = reason;
-    event.rewritten = rewritten;
-    tell_hook_end(event, hook_start);
-  }
+  HOOKSET_DECL hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
+                                            std::size_t position) noexcept;
+  HOOKSET_DECL void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
+                             hook_clock::ticks hook_start, HookOutcome outcome,
+                             std::exception_ptr error, std::string_view decision = {},
+                             std::string_view reason = {}, bool rewritten = false) noexcept;
   // The dispatch suspends (or runs something that is not a hook): the next hook's begin is a
   // reading of its own.
   void forget_boundary() noexcept { has_boundary = false; }
@@ -199,10 +154,18 @@ struct dispatch_observers {
   }
 
  private:
-  void each_wanting(void (Observer::*event)(const HookEvent&), const HookEvent& e) noexcept {
-    if (global_hook_events && current_observer() == global) notify(global, event, e);
-    if (set_hook_events) notify(set, event, e);
-  }
+  HOOKSET_DECL void each_wanting(void (Observer::*event)(const HookEvent&),
+                                 const HookEvent& e) noexcept;
 };
 
+// Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are how
+// fail-open goes wrong.
+HOOKSET_DECL void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
+                                    const std::exception_ptr& error,
+                                    Observer* set_observer) noexcept;
+
 }  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/events.ipp>
+#endif

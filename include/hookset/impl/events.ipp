@@ -1,0 +1,113 @@
+#pragma once
+// What a dispatch tells its observers (detail/dispatch/events.hpp), the part that does not depend
+// on the slot: compiled once with HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/dispatch/events.hpp>
+#include <hookset/errors.hpp>
+#include <hookset/observer.hpp>
+
+namespace hookset::detail {
+
+HOOKSET_DECL void dispatch_observers::begin(std::string_view slot, Observer* process_wide,
+                                            Observer* set_observer, bool slot_values) noexcept {
+  global = process_wide;
+  set = set_observer;
+  id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
+  global_hook_events = global && global->wants_hook_events();
+  set_hook_events = set && set->wants_hook_events();
+  hook_events = global_hook_events || set_hook_events;
+  values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
+  has_boundary = false;
+  notify(global, &Observer::on_dispatch_begin, slot, id);
+  notify(set, &Observer::on_dispatch_begin, slot, id);
+}
+
+HOOKSET_DECL void dispatch_observers::result(std::string_view slot, std::string_view value,
+                                             std::string_view input) noexcept {
+  if (global && current_observer() == global)
+    tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
+  if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
+}
+
+HOOKSET_DECL void dispatch_observers::end(std::string_view slot, std::size_t hooks_run,
+                                          const std::exception_ptr& error) noexcept {
+  if (global && current_observer() == global)
+    notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
+  notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
+}
+
+HOOKSET_DECL HookEvent dispatch_observers::hook_event(std::string_view slot, const hook_entry& hook,
+                                                      std::size_t position) const noexcept {
+  HookEvent event;
+  event.slot = slot;
+  event.dispatch_id = id;
+  event.hook = hook.id();
+  event.name = hook.record->name;
+  event.position = position;
+  return event;
+}
+
+HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_begin(
+    const HookEvent& event) noexcept {
+  const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
+  has_boundary = false;
+  each_wanting(&Observer::on_hook_begin, event);
+  return hook_start;
+}
+
+HOOKSET_DECL void dispatch_observers::tell_hook_end(HookEvent& event,
+                                                    hook_clock::ticks hook_start) noexcept {
+  const hook_clock::ticks hook_stop = hook_clock::now();
+  event.duration = hook_clock::between(hook_start, hook_stop);
+  each_wanting(&Observer::on_hook_end, event);
+  boundary = hook_stop;
+  has_boundary = true;
+}
+
+HOOKSET_DECL hook_clock::ticks dispatch_observers::hook_begin(std::string_view slot,
+                                                              const hook_entry& hook,
+                                                              std::size_t position) noexcept {
+  return tell_hook_begin(hook_event(slot, hook, position));
+}
+
+HOOKSET_DECL void dispatch_observers::hook_end(std::string_view slot, const hook_entry& hook,
+                                               std::size_t position, hook_clock::ticks hook_start,
+                                               HookOutcome outcome, std::exception_ptr error,
+                                               std::string_view decision, std::string_view reason,
+                                               bool rewritten) noexcept {
+  HookEvent event = hook_event(slot, hook, position);
+  event.outcome = outcome;
+  event.error = std::move(error);
+  event.decision = decision;
+  event.reason = reason;
+  event.rewritten = rewritten;
+  tell_hook_end(event, hook_start);
+}
+
+HOOKSET_DECL void dispatch_observers::each_wanting(void (Observer::*event)(const HookEvent&),
+                                                   const HookEvent& e) noexcept {
+  if (global_hook_events && current_observer() == global) notify(global, event, e);
+  if (set_hook_events) notify(set, event, e);
+}
+
+HOOKSET_DECL void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
+                                    const std::exception_ptr& error,
+                                    Observer* set_observer) noexcept {
+  try {
+    std::string message =
+        "hook " + hook_label(hook.id(), hook.record->name) + " failed and was skipped (fail-open)";
+    if (auto what = exception_what(error)) message += ": " + *what;
+    warn(slot, message, set_observer);
+  } catch (...) {
+  }
+}
+
+}  // namespace hookset::detail

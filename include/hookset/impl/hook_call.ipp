@@ -1,0 +1,67 @@
+#pragma once
+// Registrations' code that does not depend on the hook's type (detail/hook_call.hpp): compiled
+// once with HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
+
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/hook_call.hpp>
+
+namespace hookset::detail {
+
+HOOKSET_DECL void check_interceptor_options(const HookOptions& options) {
+  if (options.timeout || options.on_failure)
+    throw std::invalid_argument(
+        "hookset: an interceptor takes no time limit nor failure policy (HookOptions::timeout, "
+        "HookOptions::on_failure): bound the dispatch (CallOptions) or its hooks instead");
+}
+
+HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
+                                                    HookOptions&& options,
+                                                    FailurePolicy slot_policy,
+                                                    hook_entry::erased_fn sync,
+                                                    hook_entry::erased_fn async, bool validates) {
+  auto record = std::make_shared<hook_record>();
+  record->id = HookId::next();
+  record->priority = options.priority.value;
+  record->validates = validates;
+  record->name = std::move(options.name);
+  record->timeout = options.timeout;
+  record->before = std::move(options.before);
+  record->after = std::move(options.after);
+  record->owner = std::move(owner);
+
+  hook_entry entry;
+  entry.object = object;
+  entry.on_failure = options.on_failure.value_or(slot_policy);
+  entry.sync = sync;
+  entry.async = async;
+  entry.quiet = !record->timeout && entry.on_failure == FailurePolicy::propagate;
+  entry.plain = sync && entry.quiet;
+  entry.record = std::move(record);
+  return entry;
+}
+HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
+                                                    Priority priority, FailurePolicy slot_policy,
+                                                    hook_entry::erased_fn sync,
+                                                    hook_entry::erased_fn async, bool validates) {
+  auto record = std::make_shared<hook_record>();
+  record->id = HookId::next();
+  record->priority = priority.value;
+  record->validates = validates;
+  record->owner = std::move(owner);
+
+  hook_entry entry;
+  entry.object = object;
+  entry.on_failure = slot_policy;
+  entry.sync = sync;
+  entry.async = async;
+  entry.quiet = slot_policy == FailurePolicy::propagate;
+  entry.plain = sync && entry.quiet;
+  entry.record = std::move(record);
+  return entry;
+}
+
+}  // namespace hookset::detail
