@@ -33,16 +33,21 @@ concept hashable_key = requires(const Key& k) {
 // ---------------------------------------------------------------------------------------------
 // Slots
 
-// instantiation context (slot_rules<YourSlot>::...) names the slot. check_rules stops at the
-// first rule that does not hold, so a bad slot yields one error.
+// Each rule of a slot is a class with `holds` (whether the slot keeps it) and `report()` (its
+// static_assert, whose instantiation context, slot_rules<YourSlot>::..., names the slot). The
+// rules come in stages (lists of rules): a stage is judged only when every stage before it holds,
+// and check_rules reports the first rule that does not hold, so a bad slot yields one error.
 
-template <class Rule, class... Rest>
-constexpr bool all_hold() {
-  if constexpr (!Rule::holds) return false;
-  else if constexpr (sizeof...(Rest) == 0) return true;
-  else return all_hold<Rest...>();
-}
+// Whether every rule of a stage holds: a fold, one instantiation per stage (a recursion over
+// the rules would cost one per rule: 23 per slot). The fold instantiates every rule of the stage
+// whatever the others say, so a stage groups only rules that are well-formed, and call no code
+// of the user's that the rules before them have not vouched for, when one of them fails.
+template <class Stage>
+inline constexpr bool all_hold = false;
+template <class... Rules>
+inline constexpr bool all_hold<mp::mp_list<Rules...>> = (Rules::holds && ...);
 
+// Reports the first rule of a stage that does not hold (instantiated only for a bad slot).
 template <class Rule, class... Rest>
 constexpr bool check_rules() {
   if constexpr (!Rule::holds) {
@@ -53,6 +58,10 @@ constexpr bool check_rules() {
   } else {
     return check_rules<Rest...>();
   }
+}
+template <class... Rules>
+constexpr bool check_stage(mp::mp_list<Rules...>) {
+  return check_rules<Rules...>();
 }
 
 template <class O>
@@ -392,33 +401,39 @@ struct slot_rules {
 
   // The options first: the default and companion checks read the parsed options. A slot that
   // takes no companion at all (Singleton, void) is told so before any rule about which
-  // companions go together, which would send its author to one it cannot take either.
-  static constexpr bool options_hold =
-      all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-               companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
-               concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
-               key_hashable>();
+  // companions go together, which would send its author to one it cannot take either. These
+  // rules read only the slot's declaration, through hookset's own traits: one stage.
+  using option_rules =
+      mp::mp_list<result_is_value, known_options, one_mode, singleton_alone, void_alone,
+                  companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
+                  concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key>;
+  // The rules below call the user's code (std::hash and == of the key, default_impl, the
+  // companions): each stage is judged only when the stages before it hold, as a recursion over
+  // the rules would, so that an ill-formed call there never comes before the report of an
+  // earlier rule. Within a stage, a failing rule leaves the others' calls harmless: without a
+  // default_impl there is nothing to call; a built-in chain is constrained on has_value(); a
+  // verdict aggregate (JoinVerdicts) is hookset's, and excludes a Finalize.
+  using key_rules = mp::mp_list<key_hashable>;
+  using default_rules = mp::mp_list<default_declared, default_shape>;
+  using chain_rules =
+      mp::mp_list<builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape>;
+  using producer_rules = mp::mp_list<verdict_lattice_complete, verdict_shape, aggregate_shape,
+                                     finalize_shape, values_renderable>;
 
   static constexpr bool check() {
-    if constexpr (!options_hold)
-      return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-                         companions_once, concurrency_positive, aggregate_or_finalize,
-                         output_produced, concurrency_fits, pipeline_fits,
-                         pipeline_pass_through_read_only, keyed_has_key, key_hashable>();
-    else
-      return check_rules<default_declared, default_shape,
-                         builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                         verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
-                         values_renderable>();
+    if constexpr (!all_hold<option_rules>) return check_stage(option_rules{});
+    else if constexpr (!all_hold<key_rules>) return check_stage(key_rules{});
+    else if constexpr (!all_hold<default_rules>) return check_stage(default_rules{});
+    else if constexpr (!all_hold<chain_rules>) return check_stage(chain_rules{});
+    else return check_stage(producer_rules{});
   }
+  // (A stage after a failing one is never instantiated.)
   static constexpr bool holds = [] {
-    if constexpr (!options_hold)
-      return false;  // (the checks below read the options: never instantiated for bad ones)
-    else
-      return all_hold<default_declared, default_shape,
-                      builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                      verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
-                      values_renderable>();
+    if constexpr (!all_hold<option_rules>) return false;
+    else if constexpr (!all_hold<key_rules>) return false;
+    else if constexpr (!all_hold<default_rules>) return false;
+    else if constexpr (!all_hold<chain_rules>) return false;
+    else return all_hold<producer_rules>;
   }();
 };
 
