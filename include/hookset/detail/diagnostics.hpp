@@ -33,25 +33,25 @@ concept hashable_key = requires(const Key& k) {
 // ---------------------------------------------------------------------------------------------
 // Slots
 
-// instantiation context (slot_rules<YourSlot>::...) names the slot. check_rules stops at the
-// first rule that does not hold, so a bad slot yields one error.
-
+// Each rule of a slot has `holds` and `report()` (its static_assert, whose instantiation
+// context, slot_rules<YourSlot>::..., names the slot). The rules come in stages, each judged only
+// when the stages before it hold; check_rules reports a stage's first broken rule: one error.
+// all_hold is a fold, one instantiation per stage (a recursion costs one per rule). It
+// instantiates every rule of its stage, so a stage groups rules that stay well-formed, and call
+// none of the user's code that an earlier rule has not vouched for, when one of them fails.
+template <class Stage>
+inline constexpr bool all_hold = false;
+template <class... Rules>
+inline constexpr bool all_hold<mp::mp_list<Rules...>> = (Rules::holds && ...);
 template <class Rule, class... Rest>
-constexpr bool all_hold() {
-  if constexpr (!Rule::holds) return false;
-  else if constexpr (sizeof...(Rest) == 0) return true;
-  else return all_hold<Rest...>();
-}
-
-template <class Rule, class... Rest>
-constexpr bool check_rules() {
+constexpr bool check_rules(mp::mp_list<Rule, Rest...>) {
   if constexpr (!Rule::holds) {
     Rule::report();
     return false;
   } else if constexpr (sizeof...(Rest) == 0) {
     return true;
   } else {
-    return check_rules<Rest...>();
+    return check_rules(mp::mp_list<Rest...>{});
   }
 }
 
@@ -84,24 +84,106 @@ constexpr auto first_unrenderable_value() {
 template <class S, class Kind>
 using unrenderable_value_t = typename decltype(first_unrenderable_value<S, Kind>())::type;
 
+// A slot's declaration without the slot: all that the option rules read.
+template <class Result, class Params, class Options>
+struct slot_declaration {
+  using result_type = Result;
+  using parameter_types = Params;
+  using option_types = Options;
+};
+
+// Whether a declaration keeps each option rule, and all: judged once for slots declared alike,
+// without a class per rule (slot_rules<Slot> reports a broken one, naming the slot).
+template <class Decl>
+struct option_verdicts {
+  using options = typename Decl::option_types;
+  using opts = slot_options<Decl>;
+  using result = typename Decl::result_type;
+  using params = typename Decl::parameter_types;
+  template <template <class> class P>
+  static constexpr std::size_t count = option_count<options, P>;
+  static constexpr bool has_companion = mp::mp_any_of<options, is_companion>::value;
+
+  static constexpr bool result_is_value = !std::is_reference_v<result>;
+  static constexpr bool known_options = mp::mp_all_of<options, is_known_option>::value;
+  // (Fallback beside Pipeline is the pipeline's default rule, not a second mode.)
+  static constexpr bool one_mode =
+      count<is_mode> == 1 ||
+      (count<is_mode> == 2 && opts::is_pipeline && mp::mp_contains<options, Fallback>::value);
+  static constexpr bool companions_once = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
+                                          count<is_finalize> <= 1 && count<is_output> <= 1 &&
+                                          count<is_concurrency> <= 1;
+  // (MaxConcurrent<0>'s own static_assert fires only if something instantiates the class, which
+  // naming it among a slot's options never does: checked here, with the slot named.)
+  static constexpr bool concurrency_positive = !mp::mp_contains<options, MaxConcurrent<0>>::value;
+  static constexpr bool aggregate_or_finalize =
+      !(count<is_aggregate> == 1 && count<is_finalize> == 1);
+  static constexpr bool output_produced =
+      count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
+  static constexpr bool singleton_alone =
+      !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
+  // Concurrent hooks must not depend on one another: no fold (`last` chains them), and a chain
+  // may only be FirstSuccess (whose answer is the first success in registration order).
+  using chain = typename opts::chain;
+  static constexpr bool concurrency_fits =
+      count<is_concurrency> == 0 ||
+      (!std::is_same_v<typename opts::mode, Singleton> &&
+       (std::is_void_v<result> || count<is_aggregate> == 1 ||
+        std::is_same_v<chain, FirstSuccess>)&&(std::is_void_v<chain> ||
+                                               std::is_same_v<chain, FirstSuccess>));
+  // A pipeline's hooks decide on one input, which the dispatch owns (by value) and may rewrite;
+  // they combine with nothing else.
+  static constexpr bool pipeline_fits = [] {
+    if constexpr (!opts::is_pipeline) {
+      return count<is_terminals> == 0;
+    } else {
+      if constexpr (mp::mp_empty<params>::value) return false;
+      else
+        return !std::is_reference_v<mp::mp_front<params>> &&
+               !std::is_const_v<mp::mp_front<params>> && !std::is_void_v<result> &&
+               !has_companion && count<is_concurrency> == 0 && count<is_terminals> <= 1;
+    }
+  }();
+  // A pipeline's other parameters reach every hook and the default as they are: no hook may
+  // change what the next one sees except through rewrite() of the input.
+  template <class T>
+  using is_writable_reference =
+      mp::mp_bool<std::is_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>>>;
+  static constexpr bool pipeline_pass_through_read_only = [] {
+    if constexpr (!opts::is_pipeline || mp::mp_empty<params>::value) return true;
+    else return mp::mp_none_of<mp::mp_pop_front<params>, is_writable_reference>::value;
+  }();
+  // A keyed slot's key is its last parameter, stored and compared by value.
+  static constexpr bool keyed_has_key = [] {
+    if constexpr (!is_keyed<Decl>) return count<is_keyed_option> == 0;
+    else if constexpr (mp::mp_empty<params>::value) return false;
+    else return count<is_keyed_option> == 1;
+  }();
+  static constexpr bool void_alone = !(has_companion && std::is_void_v<result>);
+
+  static constexpr bool all = result_is_value && known_options && one_mode && singleton_alone &&
+                              void_alone && companions_once && concurrency_positive &&
+                              aggregate_or_finalize && output_produced && concurrency_fits &&
+                              pipeline_fits && pipeline_pass_through_read_only && keyed_has_key;
+};
+
 template <class Slot>
 struct slot_rules {
   using options = typename Slot::option_types;
   using opts = slot_options<Slot>;
   using result = typename Slot::result_type;
-  template <template <class> class P>
-  static constexpr std::size_t count = option_count<options, P>;
-  static constexpr bool has_companion = mp::mp_any_of<options, is_companion>::value;
+  using verdicts =
+      option_verdicts<slot_declaration<result, typename Slot::parameter_types, options>>;
 
   struct result_is_value {
-    static constexpr bool holds = !std::is_reference_v<result>;
+    static constexpr bool holds = verdicts::result_is_value;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a slot's result type must be a value type or void, not a reference");
     }
   };
   struct known_options {
-    static constexpr bool holds = mp::mp_all_of<options, is_known_option>::value;
+    static constexpr bool holds = verdicts::known_options;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: unknown slot option: options are one mode (hookset::Always, "
@@ -111,11 +193,8 @@ struct slot_rules {
                     "hookset::Terminals<...> (Pipeline slots) and hookset::Keyed");
     }
   };
-  // (Fallback beside Pipeline is the pipeline's default rule, not a second mode.)
   struct one_mode {
-    static constexpr bool holds =
-        count<is_mode> == 1 ||
-        (count<is_mode> == 2 && opts::is_pipeline && mp::mp_contains<options, Fallback>::value);
+    static constexpr bool holds = verdicts::one_mode;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a slot needs exactly one mode: hookset::Always, hookset::Fallback, "
@@ -124,19 +203,15 @@ struct slot_rules {
     }
   };
   struct companions_once {
-    static constexpr bool holds = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
-                                  count<is_finalize> <= 1 && count<is_output> <= 1 &&
-                                  count<is_concurrency> <= 1;
+    static constexpr bool holds = verdicts::companions_once;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: each companion option (and Concurrent / MaxConcurrent) may be given "
                     "once per slot");
     }
   };
-  // (MaxConcurrent<0>'s own static_assert fires only if something instantiates the class, which
-  // naming it among a slot's options never does: checked here, with the slot named.)
   struct concurrency_positive {
-    static constexpr bool holds = !mp::mp_contains<options, MaxConcurrent<0>>::value;
+    static constexpr bool holds = verdicts::concurrency_positive;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: MaxConcurrent<N> needs N >= 1: at most N hooks in flight at once "
@@ -144,23 +219,21 @@ struct slot_rules {
     }
   };
   struct aggregate_or_finalize {
-    static constexpr bool holds = !(count<is_aggregate> == 1 && count<is_finalize> == 1);
+    static constexpr bool holds = verdicts::aggregate_or_finalize;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Aggregate and Finalize are mutually exclusive: keep one of them");
     }
   };
   struct output_produced {
-    static constexpr bool holds =
-        count<is_output> == 0 || count<is_aggregate> == 1 || count<is_finalize> == 1;
+    static constexpr bool holds = verdicts::output_produced;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Output<T> requires Aggregate<A> or Finalize<F> to produce the T");
     }
   };
   struct singleton_alone {
-    static constexpr bool holds =
-        !(has_companion && std::is_same_v<typename opts::mode, Singleton>);
+    static constexpr bool holds = verdicts::singleton_alone;
     static constexpr void report() {
       static_assert(
           holds,
@@ -168,17 +241,8 @@ struct slot_rules {
           "Output): its one hook's output, or its default's, is the result");
     }
   };
-  // Concurrent hooks must not depend on one another: no fold (`last` chains them), and a chain
-  // may only be FirstSuccess (whose answer is the first success in registration order).
   struct concurrency_fits {
-    using chain = typename opts::chain;
-    static constexpr bool concurrent = count<is_concurrency> != 0;
-    static constexpr bool holds =
-        !concurrent ||
-        (!std::is_same_v<typename opts::mode, Singleton> &&
-         (std::is_void_v<result> || count<is_aggregate> == 1 ||
-          std::is_same_v<chain, FirstSuccess>)&&(std::is_void_v<chain> ||
-                                                 std::is_same_v<chain, FirstSuccess>));
+    static constexpr bool holds = verdicts::concurrency_fits;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Concurrent / MaxConcurrent<N> is for slots whose hooks do not depend "
@@ -187,22 +251,8 @@ struct slot_rules {
                     "slots, nor other chains)");
     }
   };
-  // A pipeline's hooks decide on one input, which the dispatch owns (by value) and may rewrite;
-  // they combine with nothing else.
   struct pipeline_fits {
-    static constexpr bool pipeline = opts::is_pipeline;
-    using params = typename Slot::parameter_types;
-    static constexpr bool holds = [] {
-      if constexpr (!pipeline) {
-        return count<is_terminals> == 0;
-      } else {
-        if constexpr (mp::mp_empty<params>::value) return false;
-        else
-          return !std::is_reference_v<mp::mp_front<params>> &&
-                 !std::is_const_v<mp::mp_front<params>> && !std::is_void_v<result> &&
-                 !has_companion && count<is_concurrency> == 0 && count<is_terminals> <= 1;
-      }
-    }();
+    static constexpr bool holds = verdicts::pipeline_fits;
     static constexpr void report() {
       static_assert(
           holds,
@@ -212,17 +262,8 @@ struct slot_rules {
           "slots only");
     }
   };
-  // A pipeline's other parameters reach every hook and the default as they are: no hook may
-  // change what the next one sees except through rewrite() of the input.
-  template <class T>
-  using is_writable_reference =
-      mp::mp_bool<std::is_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>>>;
   struct pipeline_pass_through_read_only {
-    using params = typename Slot::parameter_types;
-    static constexpr bool holds = [] {
-      if constexpr (!opts::is_pipeline || mp::mp_empty<params>::value) return true;
-      else return mp::mp_none_of<mp::mp_pop_front<params>, is_writable_reference>::value;
-    }();
+    static constexpr bool holds = verdicts::pipeline_pass_through_read_only;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a Pipeline slot's parameters after the input are passed unchanged "
@@ -231,14 +272,8 @@ struct slot_rules {
                     "next hook sees");
     }
   };
-  // A keyed slot's key is its last parameter, stored and compared by value.
   struct keyed_has_key {
-    using params = typename Slot::parameter_types;
-    static constexpr bool holds = [] {
-      if constexpr (!is_keyed<Slot>) return count<is_keyed_option> == 0;
-      else if constexpr (mp::mp_empty<params>::value) return false;
-      else return count<is_keyed_option> == 1;
-    }();
+    static constexpr bool holds = verdicts::keyed_has_key;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a Keyed slot takes its key as its last parameter: declare at least "
@@ -259,7 +294,7 @@ struct slot_rules {
   };
   using key_hashable = key_hashable_as<mp::mp_eval_if_c<!is_keyed<Slot>, void, key_type_t, Slot>>;
   struct void_alone {
-    static constexpr bool holds = !(has_companion && std::is_void_v<result>);
+    static constexpr bool holds = verdicts::void_alone;
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a void slot takes no companion (there are no outputs to combine)");
@@ -393,32 +428,34 @@ struct slot_rules {
   // The options first: the default and companion checks read the parsed options. A slot that
   // takes no companion at all (Singleton, void) is told so before any rule about which
   // companions go together, which would send its author to one it cannot take either.
-  static constexpr bool options_hold =
-      all_hold<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-               companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
-               concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
-               key_hashable>();
+  using option_rules =
+      mp::mp_list<result_is_value, known_options, one_mode, singleton_alone, void_alone,
+                  companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
+                  concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key>;
+  // Then the rules that call the user's code (the key's std::hash and ==, default_impl, the
+  // companions), stage by stage as a recursion would; within a stage, a broken rule leaves the
+  // others' calls harmless (no default_impl to call; the built-in chains are constrained; a
+  // verdict aggregate is hookset's, and excludes a Finalize).
+  using key_rules = mp::mp_list<key_hashable>;
+  using default_rules = mp::mp_list<default_declared, default_shape>;
+  using chain_rules =
+      mp::mp_list<builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape>;
+  using producer_rules = mp::mp_list<verdict_lattice_complete, verdict_shape, aggregate_shape,
+                                     finalize_shape, values_renderable>;
 
   static constexpr bool check() {
-    if constexpr (!options_hold)
-      return check_rules<result_is_value, known_options, one_mode, singleton_alone, void_alone,
-                         companions_once, concurrency_positive, aggregate_or_finalize,
-                         output_produced, concurrency_fits, pipeline_fits,
-                         pipeline_pass_through_read_only, keyed_has_key, key_hashable>();
-    else
-      return check_rules<default_declared, default_shape,
-                         builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                         verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
-                         values_renderable>();
+    if constexpr (!verdicts::all) return check_rules(option_rules{});
+    else if constexpr (!all_hold<key_rules>) return check_rules(key_rules{});
+    else if constexpr (!all_hold<default_rules>) return check_rules(default_rules{});
+    else if constexpr (!all_hold<chain_rules>) return check_rules(chain_rules{});
+    else return check_rules(producer_rules{});
   }
   static constexpr bool holds = [] {
-    if constexpr (!options_hold)
-      return false;  // (the checks below read the options: never instantiated for bad ones)
-    else
-      return all_hold<default_declared, default_shape,
-                      builtin_chain_needs_has_value<typename opts::chain, result>, chain_shape,
-                      verdict_lattice_complete, verdict_shape, aggregate_shape, finalize_shape,
-                      values_renderable>();
+    if constexpr (!verdicts::all) return false;
+    else if constexpr (!all_hold<key_rules>) return false;
+    else if constexpr (!all_hold<default_rules>) return false;
+    else if constexpr (!all_hold<chain_rules>) return false;
+    else return all_hold<producer_rules>;
   }();
 };
 
