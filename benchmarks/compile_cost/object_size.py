@@ -54,6 +54,14 @@ PLAIN = ("fold `int(int)`, Always",
          "set.add<P>([](int x, std::optional<int> last) { return *last + x; })",
          "hookset::sync_wait(set.call<P>(3)) == 6")
 
+# The aggregate's companion, shared by the Aggregate and Concurrent kinds.
+SUM = ("struct Sum {\n"
+       "  int operator()(std::vector<int> outputs) const {\n"
+       "    int total = 0;\n"
+       "    for (int output : outputs) total += output;\n"
+       "    return total;\n"
+       "  }\n};\n")
+
 KINDS = {
     "second-slot": (
         "a second `int(int)` Always fold",
@@ -95,24 +103,14 @@ KINDS = {
         "hookset::sync_wait(set.call<K>(3)) == 4"),
     "aggregate": (
         "`int(int)`, Always + Aggregate<Sum>",
-        "struct Sum {\n"
-        "  int operator()(std::vector<int> outputs) const {\n"
-        "    int total = 0;\n"
-        "    for (int output : outputs) total += output;\n"
-        "    return total;\n"
-        "  }\n};\n"
+        SUM +
         "struct K : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>> {\n"
         "  static int default_impl(int x) { return x; }\n};",
         "set.add<K>([](int x) { return x + 1; })",
         "hookset::sync_wait(set.call<K>(3)) == 7"),
     "concurrent": (
         "`int(int)`, Always + Aggregate<Sum> + Concurrent",
-        "struct Sum {\n"
-        "  int operator()(std::vector<int> outputs) const {\n"
-        "    int total = 0;\n"
-        "    for (int output : outputs) total += output;\n"
-        "    return total;\n"
-        "  }\n};\n"
+        SUM +
         "struct K : hookset::Slot<int(int), hookset::Always, hookset::Aggregate<Sum>,\n"
         "                         hookset::Concurrent> {\n"
         "  static int default_impl(int x) { return x; }\n};",
