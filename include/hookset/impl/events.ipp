@@ -92,6 +92,28 @@ HOOKSET_DECL void dispatch_observers::hook_end(std::string_view slot, const hook
   tell_hook_end(event, hook_start);
 }
 
+HOOKSET_DECL hook_clock::ticks dispatch_observers::interceptor_begin(
+    std::string_view slot, const hook_entry& interceptor, std::size_t position) noexcept {
+  HookEvent event = hook_event(slot, interceptor, position);
+  event.interceptor = true;
+  return tell_hook_begin(event);
+}
+
+HOOKSET_DECL void dispatch_observers::interceptor_end(std::string_view slot,
+                                                      const hook_entry& interceptor,
+                                                      std::size_t position,
+                                                      hook_clock::ticks started,
+                                                      std::exception_ptr error) noexcept {
+  HookEvent event = hook_event(slot, interceptor, position);
+  event.interceptor = true;
+  if (error) {
+    event.outcome = HookOutcome::failed;
+    event.error = std::move(error);
+  }
+  tell_hook_end(event, started);
+  forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
+}
+
 HOOKSET_DECL void dispatch_observers::each_wanting(void (Observer::*event)(const HookEvent&),
                                                    const HookEvent& e) noexcept {
   if (global_hook_events && current_observer() == global) notify(global, event, e);

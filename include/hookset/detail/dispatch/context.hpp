@@ -56,10 +56,10 @@ struct dispatch_observers;
 // What the rest of an intercepted dispatch (the dispatch of its hooks, past its interceptors)
 // shares with the dispatch the caller started: the observers to report its hooks to, under
 // that dispatch's id (it reports no dispatch events of its own), and where it leaves how many
-// hooks it ran.
+// hooks it ran (what that dispatch reports as its own hooks_run).
 struct intercept_link {
-  const dispatch_observers* observers = nullptr;  // null: nobody observes the dispatch
-  std::size_t hooks_run = 0;
+  const dispatch_observers* observers;  // null: nobody observes the dispatch
+  std::size_t* hooks_run;
 };
 
 // Sees the outputs of a dispatch as they are made, in completion order (a tripwire watches

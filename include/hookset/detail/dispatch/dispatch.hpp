@@ -109,14 +109,6 @@ class companion_instance<void> {
   bool usable() const noexcept { return true; }
 };
 
-// An intercepted dispatch's own state: the snapshot the rest of it runs over (whatever the set
-// does meanwhile), how far its interceptors got, and what the dispatch of its hooks shares.
-struct intercept_state {
-  hook_list_owner snapshot;
-  intercept_link link;
-  std::size_t started = 0;  // interceptors started, counting the dispatch of the hooks as one more
-};
-
 // What an interceptor's Next holds: the dispatch it belongs to, and what next() starts - the
 // interceptor at `index`, or the dispatch of the hooks once past the last.
 struct next_handle {
@@ -356,8 +348,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     list_ = owner_->current();
     if constexpr (Kind::is_keyed) {
       // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
-      // for the key is this dispatch's own, released with it, on every path).
-      if (list_ && list_->list_for_key) take_list_for_key();
+      // for the key is this dispatch's own, released with it, on every path). With
+      // interceptors, the key the last one passes to next() is looked up (start_as_rest).
+      if (list_ && list_->list_for_key && !list_->any_interceptor) take_list_for_key();
     }
     if constexpr (attributes_result) {
       if (list_) {
@@ -379,8 +372,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           else return start_without_hooks();
         }
         if (list_->all_plain) return start_all_plain();
-        if constexpr (!Kind::is_keyed && !attributes_result)
-          if (list_->any_interceptor) return start_intercepted_unwatched();
+        if constexpr (!attributes_result)
+          if (list_->any_interceptor) return start_intercepted();
       }
     }
     return start_watched();
@@ -486,10 +479,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // The general start: hooks, configured companions or observers.
   HOOKSET_NOINLINE bool start_watched() {
     next_ = count_ = produced_ = plain_end_ = 0;
-    // (What release() deletes when intercepting() - which a list filtered for a key, held from
-    // the start, makes true - even if the dispatch ends before its interceptors start: stopped
-    // or late already, say.)
-    intercept_ = nullptr;
     Observer* const global = current_observer();
     if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
       adopt_observers(*outer);
@@ -504,8 +493,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
-          hold_list();  // as any dispatch that suspends (below)
-          start_intercepted();
+          if (start_intercepted_in_context()) {
+            complete(nullptr);
+            return true;
+          }
           if (flags_ & has_context) context_->arm_deadline();
           return false;
         }
@@ -547,7 +538,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     if (flags_ & observed) [[unlikely]] {
       if (!error && observers_.values) report_result();
-      observers_.end(slot_->name, (flags_ & holds_list) ? hooks_run_reported() : next_, error);
+      // (next_: the hooks run, by this dispatch or, intercepted, inside its next() - the rest
+      // writes it through its intercept_link.)
+      observers_.end(slot_->name, next_, error);
     }
   }
   // (Out of line, as the rest of what only some dispatches need: complete() is on every
@@ -555,11 +548,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE bool end_context() noexcept {
     context_->end();
     intercept_link* const outer = context_->intercepted_by();
-    if (outer) outer->hooks_run = next_;
+    if (outer) *outer->hooks_run = next_;
     return outer != nullptr;
-  }
-  HOOKSET_NOINLINE std::size_t hooks_run_reported() const noexcept {
-    return intercepting() && intercept_ ? intercept_->link.hooks_run : next_;
   }
 
   // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
@@ -584,19 +574,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
   }
 
-  // Whether this dispatch runs interceptors (intercept_ is then set, and owned). Told by its
-  // snapshot rather than a flag of its own: the flags have no bit to spare, and a wider field
-  // costs every dispatch. Started with interceptors, it holds its snapshot (holds_list), and
-  // whenever that snapshot has interceptors and the dispatch is not the rest of another, it
-  // took the intercepted path.
+  // Whether this dispatch runs interceptors: its snapshot has some and it is not the rest of
+  // another. Told by its snapshot rather than a flag of its own (the flags have no bit to
+  // spare, and a wider field costs every dispatch): only while the snapshot is valid - held
+  // (a suspended dispatch) or inside the synchronous run.
   bool intercepting() const noexcept {
-    return (flags_ & holds_list) && list_->any_interceptor && !intercepted_by();
+    return list_ && list_->any_interceptor && !intercepted_by();
   }
 
-  // Whether the pending awaitable is the unwatched layer's first interceptor's Task, which
-  // await_suspend awaits itself (no driver).
+  // Nothing to report and nothing to stop: the first interceptor's Task is awaited by
+  // await_suspend itself (no driver), its result taken by await_resume.
   bool awaits_interceptor_directly() const noexcept {
-    return pending_ == pending_kind::intercepted && !intercept_;
+    return pending_ == pending_kind::intercepted && !(flags_ & (has_context | observed));
   }
 
   // The dispatch's result, for observers that asked for values (events.hpp).
@@ -634,7 +623,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (awaits_interceptor_directly()) pending_intercepted_.destroy();
       else driver_.destroy();
     }
-    if (intercepting()) delete intercept_;  // (before the list: intercepting() reads it)
     if (flags_ & holds_list) list_type::release_ref(list_);
     if (flags_ & has_context) drop_context();
     if (flags_ & keeps_owner) owner_kept_.destroy();
@@ -1351,37 +1339,40 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     flags_ |= observed;
     if (observers_.hook_events) flags_ |= hook_events;
   }
-  HOOKSET_NOINLINE void start_intercepted();
+  // The interceptor layer (intercept.hpp): this dispatch calls its first interceptor; each
+  // next() is a next_call, which calls the interceptor after it or, past the last, runs the
+  // dispatch of the hooks (start_as_rest). An intercepting dispatch runs no hook itself: next_
+  // is the hooks its next() ran (the rest writes it through its intercept_link), produced_ the
+  // interceptors whose next() was called (interceptors_started).
+  HOOKSET_NOINLINE bool start_intercepted();
+  HOOKSET_NOINLINE bool start_intercepted_in_context();
   bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
-  HOOKSET_NOINLINE bool start_intercepted_unwatched();
-  // The dispatch of the hooks past an unwatched dispatch's interceptors, over `snapshot`: the
-  // lean loops when every hook is plain (interceptors aside), else the general start as the
-  // rest of an intercepted dispatch (a context linked to `outer`: it runs no interceptor and
-  // reports nothing of its own).
-  bool start_as_rest(const list_type* snapshot, intercept_link* outer) {
-    list_ = snapshot;
-    intercept_ = nullptr;
-    if constexpr (companions_constructible && !Kind::is_keyed)
-      if (list_->hooks_plain) return start_all_plain();
-    set_context(new dispatch_context(CallOptions{}));
-    context_->continue_intercepted(outer);
-    return start_watched();
+  bool start_as_rest(const dispatch& outer, intercept_link& link);
+  std::size_t& interceptors_started() noexcept { return produced_; }
+  // Calls interceptor `index` with `args` (its next() runs index + 1): a synchronous one to its
+  // end, its output stored, and returns true; a coroutine's Task, not started, into `pending`,
+  // and returns false (interceptor_done reports its end). The one place an interceptor is called.
+  template <class Store>
+  bool call_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
+                        late<Task<output>>& pending, hook_clock::ticks& started);
+  // A coroutine interceptor's Task ended, with `error` or not: observers that want hook events
+  // see its end.
+  void interceptor_done(std::size_t index, hook_clock::ticks started,
+                        std::exception_ptr error) noexcept {
+    if (flags_ & hook_events)
+      observers_.interceptor_end(slot_->name, list_->interceptors[index], index, started,
+                                 std::move(error));
+  }
+  // The first interceptor's output is this dispatch's.
+  template <class Produced>
+  void store_output(Produced&& produced) {
+    if constexpr (Kind::has_producer) output_.emplace(std::forward<Produced>(produced));
+    else if constexpr (!std::is_void_v<output>) value_ = std::forward<Produced>(produced);
   }
   // await_resume after await_suspend handed over to the first interceptor.
   HOOKSET_NOINLINE output resume_interceptor() {
     return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
   }
-  // Calls an interceptor's erased call `fn` with `next` and `args` as the slot declares them.
-  template <class Fn>
-  static decltype(auto) call_interceptor(Fn fn, const entry& interceptor, next_handle next,
-                                         std::tuple<bound_t<A>...>& args) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-      return fn(interceptor.object, next, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
-    }
-    (indices{});
-  }
-  static Task<output> run_rest_once(next_handle handle, bool again, bound_t<A>... args);
-  Task<output> run_interceptor(const entry& interceptor, std::size_t index, arg_ref_t<A>... args);
 
  public:
   // The erased calls of an interceptor of this kind of slot (interceptor.hpp makes them).
@@ -1389,23 +1380,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // What next() returns: the rest of an intercepted dispatch from one interceptor on, run when
   // awaited (co_await, hookset::sync_wait), or made a Task<output> by conversion. Counted when
-  // made: the second next() of one interceptor fails when awaited. Movable until awaited.
-  //   In a dispatch nobody watches (start_intercepted_unwatched) it runs the next interceptor
-  // in await_ready - a synchronous one as a plain call - or the dispatch of the hooks, which
-  // lives here; in a watched one it holds run_rest's Task.
+  // made: the second next() of one interceptor fails when awaited. Movable until awaited. It
+  // runs the next interceptor in await_ready - a synchronous one as a plain call - or the
+  // dispatch of the hooks, which lives in it.
   class next_call;  // (defined after the dispatch: it holds one)
-
-  // next(): the rest of the intercepted dispatch `handle` names, from interceptor handle.index
-  // on, with `args`. Called at most once per index: the call is counted when next() is called,
-  // not when its Task runs, so a second call fails (when awaited) whichever of the two Tasks is
-  // awaited.
-  static Task<output> run_rest(next_handle handle, bound_t<A>... args) {
-    dispatch& self = *static_cast<dispatch*>(handle.dispatch);
-    intercept_state& state = *self.intercept_;
-    const bool again = handle.index < state.started;
-    if (!again) state.started = handle.index + 1;
-    return run_rest_once(handle, again, static_cast<bound_t<A>&&>(args)...);
-  }
 
  private:
   void destroy_pending() noexcept {
@@ -1494,10 +1472,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value>
       pending_output_;
   late<Task<void>> driver_;
-  // An intercepted dispatch: its interceptor chain while the driver has not taken it, and what
-  // the rest of it shares (valid when intercepting()).
+  // An intercepted dispatch: its first interceptor's Task while nothing awaits it yet.
   late<Task<output>> pending_intercepted_;
-  intercept_state* intercept_;
 };
 
 }  // namespace hookset::detail

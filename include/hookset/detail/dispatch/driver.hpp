@@ -100,10 +100,17 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
           break;
         }
         case pending_kind::intercepted: {
+          // The first interceptor, a coroutine: its output is the dispatch's.
           Task<output> pending = self->pending_intercepted_.take();
-          if constexpr (std::is_void_v<output>) co_await std::move(pending);
-          else if constexpr (Kind::has_producer) self->output_.emplace(co_await std::move(pending));
-          else self->value_ = co_await std::move(pending);
+          std::exception_ptr failure;
+          try {
+            if constexpr (std::is_void_v<output>) co_await std::move(pending);
+            else self->store_output(co_await std::move(pending));
+          } catch (...) {
+            failure = std::current_exception();
+          }
+          self->interceptor_done(0, self->hook_started_, failure);
+          if (failure) std::rethrow_exception(failure);
           break;
         }
       }

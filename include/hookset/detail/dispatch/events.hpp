@@ -101,6 +101,15 @@ struct dispatch_observers {
                              hook_clock::ticks hook_start, HookOutcome outcome,
                              std::exception_ptr error, std::string_view decision = {},
                              std::string_view reason = {}, bool rewritten = false) noexcept;
+  // An interceptor's run (HookEvent::interceptor, `position` its place among the slot's
+  // interceptors): its begin; its end, failed when `error` is set. Its duration includes what
+  // its next() ran, whose hooks' events nest inside it.
+  HOOKSET_DECL hook_clock::ticks interceptor_begin(std::string_view slot,
+                                                   const hook_entry& interceptor,
+                                                   std::size_t position) noexcept;
+  HOOKSET_DECL void interceptor_end(std::string_view slot, const hook_entry& interceptor,
+                                    std::size_t position, hook_clock::ticks started,
+                                    std::exception_ptr error) noexcept;
   // The dispatch suspends (or runs something that is not a hook): the next hook's begin is a
   // reading of its own.
   void forget_boundary() noexcept { has_boundary = false; }
