@@ -117,6 +117,33 @@ TEST_CASE("an interceptor's failure is reported as a failed interceptor and fail
   CHECK(observer.hooks.back().starts_with("interceptor guard end failed"));
 }
 
+TEST_CASE("a coroutine interceptor's failure inside next() ends its event and the enclosing one's") {
+  fresh_log();
+  Set set;
+  EventLog observer;
+  set.set_observer(&observer);
+  set.add<Count>([](int x, std::optional<int> last) { return x + *last; },
+                 hookset::HookOptions{.name = "add"});
+  set.intercept<Count>([](Next<Count> next, int x) -> Task<int> { co_return co_await next(x); },
+                       hookset::HookOptions{.name = "outer"});
+  set.intercept<Count>(
+      [](Next<Count> next, int x) -> Task<int> {
+        const int ran = co_await next(x);
+        throw std::runtime_error("refused " + std::to_string(ran));
+      },
+      hookset::HookOptions{.name = "inner"});
+  CHECK_THROWS_WITH(hookset::sync_wait(set.call<Count>(2)), "refused 4");
+  REQUIRE(observer.events.size() == 2);
+  CHECK(observer.events[1].failed);
+  CHECK(observer.events[1].hooks_run == 1);
+  const std::string id = "#" + std::to_string(observer.events[0].id);
+  CHECK(observer.hooks == std::vector<std::string>{
+                              "interceptor outer begin " + id, "interceptor inner begin " + id,
+                              "hook add begin " + id, "hook add end ok " + id,
+                              "interceptor inner end failed " + id,
+                              "interceptor outer end failed " + id});
+}
+
 TEST_CASE(
     "cancellation: the hooks inside next() get the caller's stop token - a token already "
     "triggered runs no interceptor") {

@@ -373,7 +373,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         }
         if (list_->all_plain) return start_all_plain();
         if constexpr (!attributes_result)
-          if (list_->any_interceptor) return start_intercepted();
+          if (list_->any_interceptor) return start_intercepted<false>();
       }
     }
     return start_watched();
@@ -1344,6 +1344,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // dispatch of the hooks (start_as_rest). An intercepting dispatch runs no hook itself: next_
   // is the hooks its next() ran (the rest writes it through its intercept_link), produced_ the
   // interceptors whose next() was called (interceptors_started).
+  template <bool watched>
   HOOKSET_NOINLINE bool start_intercepted();
   HOOKSET_NOINLINE bool start_intercepted_in_context();
   bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
@@ -1351,10 +1352,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   std::size_t& interceptors_started() noexcept { return produced_; }
   // Calls interceptor `index` with `args` (its next() runs index + 1): a synchronous one to its
   // end, its output stored, and returns true; a coroutine's Task, not started, into `pending`,
-  // and returns false (interceptor_done reports its end). The one place an interceptor is called.
+  // and returns false (interceptor_done reports its end). Observers that want hook events see
+  // its begin (`started`) and a synchronous one's end (call_interceptor_reported).
   template <class Store>
   bool call_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
                         late<Task<output>>& pending, hook_clock::ticks& started);
+  template <class Store>
+  bool call_interceptor_reported(std::size_t index, std::tuple<bound_t<A>...>& args,
+                                 Store& store, late<Task<output>>& pending,
+                                 hook_clock::ticks& started);
+  template <class Store>
+  bool invoke_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
+                          late<Task<output>>& pending);
   // A coroutine interceptor's Task ended, with `error` or not: observers that want hook events
   // see its end.
   void interceptor_done(std::size_t index, hook_clock::ticks started,

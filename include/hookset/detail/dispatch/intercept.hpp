@@ -33,18 +33,18 @@ namespace hookset::detail {
 // The interceptor layer starts: the first interceptor (next_ and interceptors_started():
 // dispatch.hpp). Synchronous, it completes the dispatch here; a coroutine's Task is left
 // pending, awaited by await_suspend when nothing is to be reported or stopped, else by the
-// driver.
+// driver. (`watched`: observers may want its events, or be told the hooks run.)
 template <class Kind, class... A>
+template <bool watched>
 HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
-  next_ = 0;
+  if constexpr (watched) next_ = 0;
   interceptors_started() = 1;  // interceptor 0 runs now
   sync_dispatch_scope scope;   // interceptors and hooks may change the set: keep this snapshot
-  if (call_interceptor(
-          0, args_,
-          [this]<class Produced>(Produced&& produced) {
-            store_output(std::forward<Produced>(produced));
-          },
-          pending_intercepted_, hook_started_))
+  const auto store = [this]<class Produced>(Produced&& produced) {
+    store_output(std::forward<Produced>(produced));
+  };
+  if (watched ? call_interceptor(0, args_, store, pending_intercepted_, hook_started_)
+              : invoke_interceptor(0, args_, store, pending_intercepted_))
     return true;
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
   pending_ = pending_kind::intercepted;
@@ -53,12 +53,12 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   return false;
 }
 
-// start_intercepted, for a dispatch with a context: what the first interceptor runs
-// synchronously sees the dispatch's stop token and executor.
+// start_intercepted, for a dispatch with a context or observers: what the first interceptor
+// runs synchronously sees the dispatch's stop token and executor.
 template <class Kind, class... A>
 HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_in_context() {
   await_context_scope scope((flags_ & has_context) ? context_->link() : scoped_context());
-  return start_intercepted();
+  return start_intercepted<true>();
 }
 
 template <class Kind, class... A>
@@ -66,38 +66,47 @@ template <class Store>
 HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor(
     std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
     late<Task<output>>& pending, hook_clock::ticks& started) {
+  if (flags_ & hook_events) [[unlikely]]
+    return call_interceptor_reported(index, args, store, pending, started);
+  return invoke_interceptor(index, args, store, pending);
+}
+template <class Kind, class... A>
+template <class Store>
+HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor_reported(
+    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
+    late<Task<output>>& pending, hook_clock::ticks& started) {
+  const entry& interceptor = list_->interceptors[index];
+  started = observers_.interceptor_begin(slot_->name, interceptor, index);
+  bool completed;
+  try {
+    completed = invoke_interceptor(index, args, store, pending);
+  } catch (...) {
+    observers_.interceptor_end(slot_->name, interceptor, index, started,
+                               std::current_exception());
+    throw;
+  }
+  if (completed) observers_.interceptor_end(slot_->name, interceptor, index, started, nullptr);
+  return completed;
+}
+// The call itself: the one place an interceptor is called.
+template <class Kind, class... A>
+template <class Store>
+HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::invoke_interceptor(
+    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
+    late<Task<output>>& pending) {
   const entry& interceptor = list_->interceptors[index];
   const next_handle next{this, index + 1};
   const auto call = [&]<class Fn, std::size_t... I>(Fn fn, std::index_sequence<I...>)
                         ->decltype(auto) {
     return fn(interceptor.object, next, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
   };
-  const bool reported = flags_ & hook_events;
-  if (reported) [[unlikely]]
-    started = observers_.interceptor_begin(slot_->name, interceptor, index);
   if (interceptor.sync) {
     const auto sync = reinterpret_cast<interceptor_sync_fn>(interceptor.sync);
-    try {
-      if constexpr (std::is_void_v<output>) call(sync, indices{});
-      else store(call(sync, indices{}));
-    } catch (...) {
-      if (reported)
-        observers_.interceptor_end(slot_->name, interceptor, index, started,
-                                   std::current_exception());
-      throw;
-    }
-    if (reported) [[unlikely]]
-      observers_.interceptor_end(slot_->name, interceptor, index, started, nullptr);
+    if constexpr (std::is_void_v<output>) call(sync, indices{});
+    else store(call(sync, indices{}));
     return true;
   }
-  try {
-    pending.emplace(call(reinterpret_cast<interceptor_async_fn>(interceptor.async), indices{}));
-  } catch (...) {
-    if (reported)
-      observers_.interceptor_end(slot_->name, interceptor, index, started,
-                                 std::current_exception());
-    throw;
-  }
+  pending.emplace(call(reinterpret_cast<interceptor_async_fn>(interceptor.async), indices{}));
   return false;
 }
 
