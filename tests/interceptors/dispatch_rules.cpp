@@ -117,7 +117,8 @@ TEST_CASE("an interceptor's failure is reported as a failed interceptor and fail
   CHECK(observer.hooks.back().starts_with("interceptor guard end failed"));
 }
 
-TEST_CASE("a coroutine interceptor's failure inside next() ends its event and the enclosing one's") {
+TEST_CASE(
+    "a coroutine interceptor's failure inside next() ends its event and the enclosing one's") {
   fresh_log();
   Set set;
   EventLog observer;
@@ -137,11 +138,11 @@ TEST_CASE("a coroutine interceptor's failure inside next() ends its event and th
   CHECK(observer.events[1].failed);
   CHECK(observer.events[1].hooks_run == 1);
   const std::string id = "#" + std::to_string(observer.events[0].id);
-  CHECK(observer.hooks == std::vector<std::string>{
-                              "interceptor outer begin " + id, "interceptor inner begin " + id,
-                              "hook add begin " + id, "hook add end ok " + id,
-                              "interceptor inner end failed " + id,
-                              "interceptor outer end failed " + id});
+  CHECK(observer.hooks == std::vector<std::string>{"interceptor outer begin " + id,
+                                                   "interceptor inner begin " + id,
+                                                   "hook add begin " + id, "hook add end ok " + id,
+                                                   "interceptor inner end failed " + id,
+                                                   "interceptor outer end failed " + id});
 }
 
 TEST_CASE(

@@ -1358,9 +1358,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool call_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
                         late<Task<output>>& pending, hook_clock::ticks& started);
   template <class Store>
-  bool call_interceptor_reported(std::size_t index, std::tuple<bound_t<A>...>& args,
-                                 Store& store, late<Task<output>>& pending,
-                                 hook_clock::ticks& started);
+  bool call_interceptor_reported(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
+                                 late<Task<output>>& pending, hook_clock::ticks& started);
   template <class Store>
   bool invoke_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
                           late<Task<output>>& pending);

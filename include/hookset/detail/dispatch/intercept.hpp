@@ -40,7 +40,7 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   if constexpr (watched) next_ = 0;
   interceptors_started() = 1;  // interceptor 0 runs now
   sync_dispatch_scope scope;   // interceptors and hooks may change the set: keep this snapshot
-  const auto store = [this]<class Produced>(Produced&& produced) {
+  const auto store = [&]<class Produced>(Produced&& produced) {
     store_output(std::forward<Produced>(produced));
   };
   if (watched ? call_interceptor(0, args_, store, pending_intercepted_, hook_started_)
@@ -64,8 +64,8 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_in_co
 template <class Kind, class... A>
 template <class Store>
 HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor(
-    std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
-    late<Task<output>>& pending, hook_clock::ticks& started) {
+    std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store, late<Task<output>>& pending,
+    hook_clock::ticks& started) {
   if (flags_ & hook_events) [[unlikely]]
     return call_interceptor_reported(index, args, store, pending, started);
   return invoke_interceptor(index, args, store, pending);
@@ -73,16 +73,15 @@ HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor(
 template <class Kind, class... A>
 template <class Store>
 HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor_reported(
-    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
-    late<Task<output>>& pending, hook_clock::ticks& started) {
+    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store, late<Task<output>>& pending,
+    hook_clock::ticks& started) {
   const entry& interceptor = list_->interceptors[index];
   started = observers_.interceptor_begin(slot_->name, interceptor, index);
   bool completed;
   try {
     completed = invoke_interceptor(index, args, store, pending);
   } catch (...) {
-    observers_.interceptor_end(slot_->name, interceptor, index, started,
-                               std::current_exception());
+    observers_.interceptor_end(slot_->name, interceptor, index, started, std::current_exception());
     throw;
   }
   if (completed) observers_.interceptor_end(slot_->name, interceptor, index, started, nullptr);
@@ -92,12 +91,11 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::call_interceptor_report
 template <class Kind, class... A>
 template <class Store>
 HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::invoke_interceptor(
-    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
-    late<Task<output>>& pending) {
+    std::size_t index, std::tuple<bound_t<A>...>& args, Store& store, late<Task<output>>& pending) {
   const entry& interceptor = list_->interceptors[index];
   const next_handle next{this, index + 1};
-  const auto call = [&]<class Fn, std::size_t... I>(Fn fn, std::index_sequence<I...>)
-                        ->decltype(auto) {
+  const auto call = [&]<class Fn, std::size_t... I>(Fn fn,
+                                                    std::index_sequence<I...>) -> decltype(auto) {
     return fn(interceptor.object, next, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
   };
   if (interceptor.sync) {
@@ -117,8 +115,7 @@ HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::invoke_interceptor
 // counts from the dispatch's start), which runs no interceptor and reports its hooks as
 // `outer`'s.
 template <class Kind, class... A>
-bool dispatch<Kind, mp::mp_list<A...>>::start_as_rest(const dispatch& outer,
-                                                       intercept_link& link) {
+bool dispatch<Kind, mp::mp_list<A...>>::start_as_rest(const dispatch& outer, intercept_link& link) {
   list_ = outer.list_;
   if constexpr (Kind::is_keyed)
     if (list_->list_for_key) take_list_for_key();
@@ -129,9 +126,8 @@ bool dispatch<Kind, mp::mp_list<A...>>::start_as_rest(const dispatch& outer,
       if (list_->hooks_plain) return start_all_plain();
     }
   }
-  set_context(new dispatch_context((outer.flags_ & has_context)
-                                       ? outer.context_->inherited_options()
-                                       : CallOptions{}));
+  set_context(new dispatch_context(
+      (outer.flags_ & has_context) ? outer.context_->inherited_options() : CallOptions{}));
   context_->continue_intercepted(&link);
   // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
   if (outer.flags_ & has_context) context_->watch(outer.context_->watch());
@@ -248,9 +244,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     state_ = state::called;
     if (self_->call_interceptor(
             index_, args_.get(),
-            [this]<class Produced>(Produced&& produced) {
-              if constexpr (!std::is_void_v<output>)
-                produced_.emplace(std::forward<Produced>(produced));
+            [&]<class Produced>(Produced&& produced) {
+      if constexpr (!std::is_void_v<output>) produced_.emplace(std::forward<Produced>(produced));
             },
             task_, started_)) {
       state_ = state::produced;
@@ -279,8 +274,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   late<Task<output>> task_;               // interceptor
   late<std::tuple<bound_t<A>...>> args_;  // armed, called, produced, interceptor
   [[no_unique_address]] std::conditional_t<std::is_void_v<output>, no_value, late<output>>
-      produced_;         // produced
-  late<dispatch> rest_;  // rest
+      produced_;               // produced
+  late<dispatch> rest_;        // rest
   late<intercept_link> link_;  // rest: what rest_ shares with the intercepted dispatch
 };
 
