@@ -537,6 +537,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
     }
     if (flags_ & observed) [[unlikely]] {
+      // An intercepting dispatch's driver awaited its first interceptor, a coroutine: the
+      // dispatch's outcome is that interceptor's, told first.
+      if ((flags_ & (hook_events | driving)) == (hook_events | driving) &&
+          pending_ == pending_kind::intercepted) [[unlikely]]
+        interceptor_done(0, hook_started_, error);
       if (!error && observers_.values) report_result();
       // (next_: the hooks run, by this dispatch or, intercepted, inside its next() - the rest
       // writes it through its intercept_link.)

@@ -100,17 +100,11 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
           break;
         }
         case pending_kind::intercepted: {
-          // The first interceptor, a coroutine: its output is the dispatch's.
+          // The first interceptor, a coroutine: its output is the dispatch's (its end event is
+          // told with the dispatch's end: complete()).
           Task<output> pending = self->pending_intercepted_.take();
-          std::exception_ptr failure;
-          try {
-            if constexpr (std::is_void_v<output>) co_await std::move(pending);
-            else self->store_output(co_await std::move(pending));
-          } catch (...) {
-            failure = std::current_exception();
-          }
-          self->interceptor_done(0, self->hook_started_, failure);
-          if (failure) std::rethrow_exception(failure);
+          if constexpr (std::is_void_v<output>) co_await std::move(pending);
+          else self->store_output(co_await std::move(pending));
           break;
         }
       }
