@@ -113,6 +113,11 @@ HOOKSET_DECL std::exception_ptr hook_time_limit_expired(std::string_view slot, H
                                                         const std::string& name);
 [[noreturn]] HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook,
                                                  const std::string& name, std::exception_ptr error);
+// A dispatch's misuse, told by a std::logic_error: a companion type that cannot be
+// default-constructed was not configured (configure<Slot>(instance)); an interceptor called
+// next() a second time.
+[[noreturn]] HOOKSET_DECL void throw_companion_not_configured(std::string_view slot);
+[[noreturn]] HOOKSET_DECL void throw_next_called_again(std::string_view slot);
 
 }  // namespace detail
 

@@ -30,6 +30,10 @@ HOOKSET_DECL void expiry_timer::cancel() noexcept {
 
 HOOKSET_DECL dispatch_context::~dispatch_context() = default;
 
+HOOKSET_DECL dispatch_context* dispatch_context::make(CallOptions options) {
+  return new dispatch_context(std::move(options));
+}
+
 HOOKSET_DECL CallOptions dispatch_context::inherited_options() const {
   CallOptions inherited;
   inherited.stop_token = token_;

@@ -93,6 +93,17 @@ HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook, const st
   throw HookFailed(std::string(slot), hook, name, std::move(error));
 }
 
+HOOKSET_DECL void throw_companion_not_configured(std::string_view slot) {
+  throw std::logic_error("hookset: slot " + std::string(slot) +
+                         ": a companion type that cannot be default-constructed must be "
+                         "configured with configure<Slot>(instance) before dispatching");
+}
+
+HOOKSET_DECL void throw_next_called_again(std::string_view slot) {
+  throw std::logic_error("hookset: slot " + std::string(slot) +
+                         ": an interceptor called next() more than once");
+}
+
 }  // namespace detail
 
 }  // namespace hookset

@@ -84,6 +84,8 @@ class dispatch_context {
   dispatch_context(const dispatch_context&) = delete;
   dispatch_context& operator=(const dispatch_context&) = delete;
   HOOKSET_DECL ~dispatch_context();
+  // A new context owned by its dispatch (made out of line: the same code for every slot kind).
+  HOOKSET_DECL static dispatch_context* make(CallOptions options);
 
   CallOptions& options() noexcept { return options_; }
 

@@ -260,7 +260,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
   dispatch&& with(CallOptions options) && {
     if (flags_ & has_context) context_->options() = std::move(options);
-    else set_context(new dispatch_context(std::move(options)));
+    else set_context(dispatch_context::make(std::move(options)));
     return std::move(*this);
   }
   dispatch&& with_stop_token(stop_token token) && {
@@ -489,7 +489,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     try {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
-        set_context(new dispatch_context(CallOptions{}));
+        set_context(dispatch_context::make(CallOptions{}));
       if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
@@ -510,9 +510,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
       }
       if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
-        throw std::logic_error("hookset: slot " + std::string(slot_->name) +
-                               ": a companion type that cannot be default-constructed must be "
-                               "configured with configure<Slot>(instance) before dispatching");
+        throw_companion_not_configured(slot_->name);
       if constexpr (Kind::has_aggregate)
         outputs_.reserve(count_ + 1);  // the vector the aggregate receives
       sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
@@ -603,7 +601,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   dispatch_context& context() {
-    if (!(flags_ & has_context)) set_context(new dispatch_context(CallOptions{}));
+    if (!(flags_ & has_context)) set_context(dispatch_context::make(CallOptions{}));
     return *context_;
   }
   void set_context(dispatch_context* context) noexcept {

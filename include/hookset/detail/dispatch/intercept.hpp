@@ -27,6 +27,7 @@
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
 #include <hookset/detail/hook_clock.hpp>
+#include <hookset/errors.hpp>
 
 namespace hookset::detail {
 
@@ -126,7 +127,7 @@ bool dispatch<Kind, mp::mp_list<A...>>::start_as_rest(const dispatch& outer, int
       if (list_->hooks_plain) return start_all_plain();
     }
   }
-  set_context(new dispatch_context(
+  set_context(dispatch_context::make(
       (outer.flags_ & has_context) ? outer.context_->inherited_options() : CallOptions{}));
   context_->continue_intercepted(&link);
   // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
@@ -203,8 +204,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   HOOKSET_NOINLINE output resume_otherwise() {
     if (state_ == state::rest) return rest_.get().await_resume();
     if (state_ == state::again)
-      throw std::logic_error("hookset: slot " + std::string(self_->slot_->name) +
-                             ": an interceptor called next() more than once");
+      throw_next_called_again(self_->slot_->name);
     // A coroutine interceptor's end.
     try {
       if constexpr (std::is_void_v<output>) {
