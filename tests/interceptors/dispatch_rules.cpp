@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <hookset/hookset.hpp>
@@ -78,6 +79,25 @@ Error expect_error(Awaitable&& awaitable) {
   throw std::logic_error("unreachable");
 }
 
+// The hook "add" of the event tests.
+void add_named_hook(Set& set) {
+  set.add<Count>([](int x, std::optional<int> last) { return x + *last; },
+                 hookset::HookOptions{.name = "add"});
+}
+
+// The events of interceptors "outer" and "inner" around the hook "add" in the observed dispatch,
+// each interceptor's end with its outcome.
+std::vector<std::string> nested_events(const EventLog& observer, std::string_view inner_end,
+                                       std::string_view outer_end) {
+  const std::string id = " #" + std::to_string(observer.events.at(0).id);
+  return {"interceptor outer begin" + id,
+          "interceptor inner begin" + id,
+          "hook add begin" + id,
+          "hook add end ok" + id,
+          "interceptor inner end " + std::string(inner_end) + id,
+          "interceptor outer end " + std::string(outer_end) + id};
+}
+
 }  // namespace
 
 TEST_CASE("observers see one dispatch - interceptors and hooks as hook events under its id") {
@@ -85,8 +105,7 @@ TEST_CASE("observers see one dispatch - interceptors and hooks as hook events un
   Set set;
   EventLog observer;
   set.set_observer(&observer);
-  set.add<Count>([](int x, std::optional<int> last) { return x + *last; },
-                 hookset::HookOptions{.name = "add"});
+  add_named_hook(set);
   set.intercept<Count>([](Next<Count> next, int x) -> Task<int> { co_return co_await next(x) + 1; },
                        hookset::HookOptions{.name = "outer"});
   set.intercept<Count>([](Next<Count> next, int x) { return hookset::sync_wait(next(x)); },
@@ -97,11 +116,7 @@ TEST_CASE("observers see one dispatch - interceptors and hooks as hook events un
   CHECK(observer.events[1].kind == "end");
   CHECK(observer.events[1].hooks_run == 1);
   CHECK_FALSE(observer.events[1].failed);
-  const std::string id = "#" + std::to_string(observer.events[0].id);
-  CHECK(observer.hooks == std::vector<std::string>{
-                              "interceptor outer begin " + id, "interceptor inner begin " + id,
-                              "hook add begin " + id, "hook add end ok " + id,
-                              "interceptor inner end ok " + id, "interceptor outer end ok " + id});
+  CHECK(observer.hooks == nested_events(observer, "ok", "ok"));
 }
 
 TEST_CASE("an interceptor's failure is reported as a failed interceptor and fails the dispatch") {
@@ -123,8 +138,7 @@ TEST_CASE(
   Set set;
   EventLog observer;
   set.set_observer(&observer);
-  set.add<Count>([](int x, std::optional<int> last) { return x + *last; },
-                 hookset::HookOptions{.name = "add"});
+  add_named_hook(set);
   set.intercept<Count>([](Next<Count> next, int x) -> Task<int> { co_return co_await next(x); },
                        hookset::HookOptions{.name = "outer"});
   set.intercept<Count>(
@@ -137,12 +151,7 @@ TEST_CASE(
   REQUIRE(observer.events.size() == 2);
   CHECK(observer.events[1].failed);
   CHECK(observer.events[1].hooks_run == 1);
-  const std::string id = "#" + std::to_string(observer.events[0].id);
-  CHECK(observer.hooks == std::vector<std::string>{"interceptor outer begin " + id,
-                                                   "interceptor inner begin " + id,
-                                                   "hook add begin " + id, "hook add end ok " + id,
-                                                   "interceptor inner end failed " + id,
-                                                   "interceptor outer end failed " + id});
+  CHECK(observer.hooks == nested_events(observer, "failed", "failed"));
 }
 
 TEST_CASE(

@@ -203,8 +203,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
 
   HOOKSET_NOINLINE output resume_otherwise() {
     if (state_ == state::rest) return rest_.get().await_resume();
-    if (state_ == state::again)
-      throw_next_called_again(self_->slot_->name);
+    if (state_ == state::again) throw_next_called_again(self_->slot_->name);
     // A coroutine interceptor's end.
     try {
       if constexpr (std::is_void_v<output>) {
