@@ -70,10 +70,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # +20,038), no new include: the hook lists, make_entry and the dispatch context declared in their
 # headers and defined in impl/*.ipp (~155 lines). (impl/context.ipp does without <algorithm>,
 # ~11k lines, for one std::min.)
+# Raised 2026-11-28 to hook_set.hpp +19,040 and hookset.hpp +20,170 (measured +19,011 and
+# +20,142), no new include: the hook-outcome bookkeeping (a bookkept hook's begin and conclusion:
+# time limits, failure policies, events) moved out of the engine into
+# detail/dispatch/hook_outcome.hpp and impl/hook_outcome.ipp, compiled once per program with
+# separate compilation (~70 lines net: the new header's declarations and comments, and the
+# .ipp's line markers).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=18950"
-  "hookset/hookset.hpp=20080")
+  "hookset/hook_set.hpp=19040"
+  "hookset/hookset.hpp=20170")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -182,6 +182,8 @@ class hook_list_owner {
       : list_(const_cast<hook_list*>(snapshot)) {
     if (list_) list_->acquire();
   }
+  // The owner of `fresh`, a list no one else has seen: it takes the list's one reference.
+  explicit hook_list_owner(std::unique_ptr<hook_list> fresh) noexcept : list_(fresh.release()) {}
   hook_list_owner(const hook_list_owner& other) noexcept : list_(other.list_) {
     if (list_) list_->acquire();
   }

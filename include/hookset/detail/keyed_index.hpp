@@ -401,13 +401,20 @@ struct keyed_index {
           all_same(hooks, old->hooks) && all_same(interceptors, old->interceptors))
         return *before;
     }
-    hook_list_owner owner;
-    owner.modify([&](hook_list& list) {
-      list.hooks = std::move(hooks);
-      static_cast<configured_companions&>(list) = companions;
-      list.interceptors = interceptors;
-    });
-    return owner;
+    return hook_list_owner(new_list(std::move(hooks)));
+  }
+
+  // A list of `hooks` with the slot's companions and interceptors, made from nothing: no one
+  // else has seen it, so it skips the copy-on-write steps of an edit (hook_list_owner::modify:
+  // a copy of the current list, the old one retired or parked), which filtered_list, on a
+  // dispatch's path, would pay for nothing.
+  std::unique_ptr<hook_list> new_list(std::vector<hook_entry> hooks) const {
+    auto list = std::make_unique<hook_list>();
+    list->hooks = std::move(hooks);
+    static_cast<configured_companions&>(*list) = companions;
+    list->interceptors = interceptors;
+    list->summarize();
+    return list;
   }
 
   // The index of `all` (a keyed slot's list, just edited): what hook_list::index_keys points to.
@@ -475,12 +482,8 @@ struct keyed_index {
       if (!selector || selector->matches(key)) hooks.push_back(entry);
     }
     keep_last_if_singleton(hooks);
-    const hook_list_owner owner = owner_of(std::move(hooks), nullptr);
-    const hook_list* list = owner.current();
-    if (list) {
-      list->acquire();  // (the owner lets go of its own reference, or parks it)
-      owned = true;
-    }
+    const hook_list* list = new_list(std::move(hooks)).release();  // (its one reference)
+    owned = true;
     return list;
   }
 

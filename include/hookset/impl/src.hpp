@@ -22,4 +22,5 @@
 #include <hookset/impl/hook_call.ipp>
 #include <hookset/impl/hook_clock.ipp>
 #include <hookset/impl/hook_list.ipp>
+#include <hookset/impl/hook_outcome.ipp>
 #include <hookset/impl/observer.ipp>

@@ -228,8 +228,8 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
         failures_seen = failed;
         for (std::size_t i = take; i < start && !failure; ++i) {
           const concurrent_slot<result>& slot = state->slots[i - first];
-          if (failure_fails_dispatch(hooks_[i]) && state->is_done(i - first) && slot.error &&
-              !slot.concluded)
+          if (failure_fails_dispatch(hooks_[i], substitutes) && state->is_done(i - first) &&
+              slot.error && !slot.concluded)
             conclude(i);
         }
       }

@@ -54,6 +54,7 @@
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/events.hpp>
+#include <hookset/detail/dispatch/hook_outcome.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
@@ -910,8 +911,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       else return local;
     }
   }();
-  // (substituted: the hook failed and its aggregate made value_ its output instead.)
-  enum class hook_step : unsigned char { produced, substituted, skipped, suspended };
 
   // Every hook plain, nobody watching, no options: the leanest loop the kind has.
   HOOKSET_ALWAYS_INLINE bool start_all_plain() {
@@ -1180,12 +1179,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // asynchronous, or run by a dispatch with a context.
   hook_step run_hook(const entry& hook) {
     current_ = &hook;
-    check_stop(&hook);
-    const bool with_context = flags_ & has_context;
-    if (with_context) context_->begin_hook(hook, true);
     hook_position_ = next_ - 1;
-    if (flags_ & hook_events)
-      hook_started_ = observers_.hook_begin(slot_->name, hook, hook_position_);
+    // (With no context and no hook events there is nothing to check, start or tell.)
+    if (flags_ & (has_context | hook_events)) hook_started_ = begin_bookkept_hook(bookkept(hook));
+    const bool with_context = flags_ & has_context;
     std::exception_ptr error;
     // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
     // its failure policy leaves no output.
@@ -1229,34 +1226,35 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome,
                         std::move(error));
   }
-  // A hook returned (error null) or threw: decides what that means for the dispatch. Its own
-  // time limit expired: a failure of the hook (its policy decides). The dispatch was stopped
-  // meanwhile: the dispatch ends (cancelled or timed out), whatever the hook did. Else its
-  // exception goes to its failure policy.
+  // `hook` and this dispatch as the code that begins and concludes a bookkept hook sees them
+  // (hook_outcome.hpp: the same for every slot kind).
+  bookkept_hook bookkept(const entry& hook) noexcept {
+    return {hook,
+            slot_->name,
+            hook_position_,
+            (flags_ & has_context) ? context_ : nullptr,
+            (flags_ & hook_events) ? &observers_ : nullptr,
+            set_observer_};
+  }
+  // A hook returned (error null) or threw: what that means for the dispatch
+  // (conclude_bookkept_hook: its own time limit, a stop of the dispatch, its failure policy, its
+  // events). Here only what needs the slot's types: the output an aggregate makes of a failure,
+  // and the count of outputs with their producer. A hook that returned in a dispatch with no
+  // context and no hook events has nothing else to conclude: inline, no call.
   hook_step conclude_hook(const entry& hook, std::exception_ptr error,
                           bool own_limit_expired = false) {
-    const bool with_context = flags_ & has_context;
-    if (with_context && context_->end_hook()) own_limit_expired = true;
-    const bool dispatch_stopped = with_context && context_->stop_requested();
-    if (own_limit_expired && !dispatch_stopped) {
-      return hook_failed(hook, hook_time_limit_expired(slot_->name, hook.id(), hook.record->name),
-                         HookOutcome::timed_out);
+    hook_step step = hook_step::produced;
+    if ((flags_ & (has_context | hook_events)) || error || own_limit_expired) [[unlikely]] {
+      step = conclude_bookkept_hook(bookkept(hook), hook_started_, error, own_limit_expired,
+                                    substitutes, Kind::is_pipeline);
+      if (step == hook_step::skipped) return step;
+      if constexpr (substitutes)
+        if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
+          value_.emplace(Kind::aggregate::failed_hook_output(error));
     }
-    if (dispatch_stopped) {
-      try {
-        context_->check(slot_->name, &hook);
-      } catch (const DispatchTimeout&) {
-        if (flags_ & hook_events)
-          report_hook_end(hook, HookOutcome::timed_out, std::current_exception());
-        throw;
-      } catch (...) {
-        if (flags_ & hook_events)
-          report_hook_end(hook, HookOutcome::cancelled, std::current_exception());
-        throw;
-      }
-    }
-    if (error) return hook_failed(hook, std::move(error), HookOutcome::failed);
-    return hook_succeeded(hook);
+    ++produced_;
+    produced_by(&hook);
+    return step;
   }
   // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
   // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.
@@ -1268,52 +1266,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     } else {
       return std::nullopt;
     }
-  }
-  hook_step hook_succeeded(const entry& hook) {
-    ++produced_;
-    produced_by(&hook);
-    // (A pipeline hook's end is reported with its decision, when the decision is taken.)
-    if constexpr (!Kind::is_pipeline)
-      if (flags_ & hook_events) report_hook_end(hook, HookOutcome::ok, nullptr);
-    return hook_step::produced;
-  }
-  // A hook threw (or its own time ran out): its failure policy decides.
-  hook_step hook_failed(const entry& hook, std::exception_ptr error, HookOutcome outcome) {
-    const bool events = flags_ & hook_events;
-    switch (hook.on_failure) {
-      case FailurePolicy::fail_open:
-        if (events) report_hook_end(hook, HookOutcome::skipped, error);
-        warn_skipped(hook, error);
-        return hook_step::skipped;
-      case FailurePolicy::fail_closed:
-        if (events) report_hook_end(hook, outcome, error);
-        if constexpr (substitutes) {
-          // The aggregate counts the failure as the hook's output (a verdict slot: the
-          // lattice's failed verdict); the caller keeps it (hook_step::substituted).
-          value_.emplace(Kind::aggregate::failed_hook_output(error));
-          ++produced_;
-          produced_by(&hook);
-          return hook_step::substituted;
-        } else {
-          throw_hook_failed(slot_->name, hook.id(), hook.record->name, error);
-        }
-      case FailurePolicy::propagate:
-        break;
-    }
-    if (events) report_hook_end(hook, outcome, error);
-    std::rethrow_exception(error);
-  }
-  // Whether a failure of `hook` fails the dispatch (Propagate; FailClosed unless the aggregate
-  // substitutes an output for it), as opposed to leaving an output out or in its place.
-  static bool failure_fails_dispatch(const entry& hook) noexcept {
-    if (hook.on_failure == FailurePolicy::fail_open) return false;
-    if constexpr (substitutes) return hook.on_failure != FailurePolicy::fail_closed;
-    return true;
-  }
-  // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are
-  // how fail-open goes wrong.
-  void warn_skipped(const entry& hook, const std::exception_ptr& error) noexcept {
-    warn_hook_skipped(slot_->name, hook, error, set_observer_);
   }
   // (Never called: names the step that takes an asynchronous hook's outcome, which the driver
   // hands to after_hook.)
