@@ -16,11 +16,11 @@ namespace hookset {
 namespace detail {
 
 // How messages name a registration: 'its name', else #its id.
-HOOKSET_DECL std::string hook_label(HookId hook, const std::string& name);
+std::string hook_label(HookId hook, const std::string& name);
 
 // What a failure says: its what(), or nothing for an exception not derived from std::exception
 // (or no exception).
-HOOKSET_DECL std::optional<std::string> exception_what(const std::exception_ptr& error);
+std::optional<std::string> exception_what(const std::exception_ptr& error);
 inline constexpr const char* not_a_std_exception = "an exception not derived from std::exception";
 
 }  // namespace detail
@@ -29,7 +29,7 @@ inline constexpr const char* not_a_std_exception = "an exception not derived fro
 // as they are unless a failure policy says otherwise).
 class DispatchError : public std::runtime_error {
  public:
-  HOOKSET_DECL DispatchError(std::string slot_name, const std::string& message);
+  DispatchError(std::string slot_name, const std::string& message);
   DispatchError(const DispatchError&) = default;
   DispatchError(DispatchError&&) = default;
   DispatchError& operator=(const DispatchError&) = default;
@@ -43,7 +43,7 @@ class DispatchError : public std::runtime_error {
 // completed. Every hook it started had finished when this was thrown.
 class DispatchCancelled : public DispatchError {
  public:
-  HOOKSET_DECL explicit DispatchCancelled(std::string slot_name);
+  explicit DispatchCancelled(std::string slot_name);
   DispatchCancelled(const DispatchCancelled&) = default;
   DispatchCancelled(DispatchCancelled&&) = default;
   DispatchCancelled& operator=(const DispatchCancelled&) = default;
@@ -56,8 +56,7 @@ class DispatchCancelled : public DispatchError {
 // this was thrown. `hook` is empty when the deadline expired between hooks.
 class DispatchTimeout : public DispatchError {
  public:
-  HOOKSET_DECL DispatchTimeout(std::string slot_name, HookId hook_id, std::string name,
-                               bool hook_limit);
+  DispatchTimeout(std::string slot_name, HookId hook_id, std::string name, bool hook_limit);
   DispatchTimeout(const DispatchTimeout&) = default;
   DispatchTimeout(DispatchTimeout&&) = default;
   DispatchTimeout& operator=(const DispatchTimeout&) = default;
@@ -68,15 +67,14 @@ class DispatchTimeout : public DispatchError {
   bool per_hook;
 
  private:
-  HOOKSET_DECL static std::string describe(HookId hook, const std::string& name, bool hook_limit);
+  static std::string describe(HookId hook, const std::string& name, bool hook_limit);
 };
 
 // A hook registered with FailClosed failed: `cause` is what it threw (or the DispatchTimeout or
 // DispatchCancelled of its own time limit).
 class HookFailed : public DispatchError {
  public:
-  HOOKSET_DECL HookFailed(std::string slot_name, HookId hook_id, std::string name,
-                          std::exception_ptr error);
+  HookFailed(std::string slot_name, HookId hook_id, std::string name, std::exception_ptr error);
   HookFailed(const HookFailed&) = default;
   HookFailed(HookFailed&&) = default;
   HookFailed& operator=(const HookFailed&) = default;
@@ -87,15 +85,15 @@ class HookFailed : public DispatchError {
   std::exception_ptr cause;
 
  private:
-  HOOKSET_DECL static std::string describe(HookId hook, const std::string& name,
-                                           const std::exception_ptr& error);
+  static std::string describe(HookId hook, const std::string& name,
+                              const std::exception_ptr& error);
 };
 
 // A registration's `before`/`after` names a registration the slot does not have, or the
 // constraints form a cycle. The set is left unchanged.
 class OrderingError : public std::invalid_argument {
  public:
-  HOOKSET_DECL OrderingError(std::string slot_name, const std::string& message);
+  OrderingError(std::string slot_name, const std::string& message);
   OrderingError(const OrderingError&) = default;
   OrderingError(OrderingError&&) = default;
   OrderingError& operator=(const OrderingError&) = default;
@@ -109,15 +107,15 @@ namespace detail {
 // What a dispatch fails with when the time limit of `hook` expired (the hook's failure policy
 // then decides), and what it throws for a FailClosed hook's failure: made here, not in each
 // slot kind's engine.
-HOOKSET_DECL std::exception_ptr hook_time_limit_expired(std::string_view slot, HookId hook,
-                                                        const std::string& name);
-[[noreturn]] HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook,
-                                                 const std::string& name, std::exception_ptr error);
+std::exception_ptr hook_time_limit_expired(std::string_view slot, HookId hook,
+                                           const std::string& name);
+[[noreturn]] void throw_hook_failed(std::string_view slot, HookId hook, const std::string& name,
+                                    std::exception_ptr error);
 // A dispatch's misuse, told by a std::logic_error: a companion type that cannot be
 // default-constructed was not configured (configure<Slot>(instance)); an interceptor called
 // next() a second time.
-[[noreturn]] HOOKSET_DECL void throw_companion_not_configured(std::string_view slot);
-[[noreturn]] HOOKSET_DECL void throw_next_called_again(std::string_view slot);
+[[noreturn]] void throw_companion_not_configured(std::string_view slot);
+[[noreturn]] void throw_next_called_again(std::string_view slot);
 
 }  // namespace detail
 

@@ -147,8 +147,8 @@ void notify(Observer* observer, void (Observer::*event)(Params...), Args&&... ar
 }
 
 // Tells the process-wide observer and the set's a warning about `slot`.
-HOOKSET_DECL void warn(std::string_view slot, std::string_view message,
-                       Observer* set_observer = nullptr) noexcept;
+void warn(std::string_view slot, std::string_view message,
+          Observer* set_observer = nullptr) noexcept;
 }  // namespace detail
 
 // Installs `observer` (nullptr: none) and returns the previous one. The observer must stay

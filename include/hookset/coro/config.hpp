@@ -11,7 +11,9 @@
 // in its header and defined in <hookset/impl/*.ipp>, which the header includes in header-only
 // mode only (Asio's scheme). One kept out of line in both modes is declared without it and
 // defined `HOOKSET_NOINLINE HOOKSET_DECL` (GCC warns of an inline declaration that is not a
-// definition given noinline).
+// definition given noinline): the code a dispatch reaches only when watched or failing (the
+// context, the observer events, the error texts), which header-only mode would otherwise inline
+// into the engine of every slot kind.
 #if defined(HOOKSET_SEPARATE_COMPILATION)
 #define HOOKSET_DECL
 #else

@@ -169,6 +169,9 @@ struct hook_list : configured_companions {
 
   void acquire() const noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
   HOOKSET_DECL static void release(void* list) noexcept;
+  // The last reference went: the list goes (out of line: a list's destructor is large, and
+  // release is inlined wherever a dispatch lets its snapshot go).
+  static void destroy(hook_list* list) noexcept;
   static void release_ref(const hook_list* list) noexcept { release(const_cast<hook_list*>(list)); }
 };
 

@@ -14,8 +14,9 @@
 
 namespace hookset::detail {
 
-HOOKSET_DECL void expiry_timer::arm(Executor& executor, Executor::clock::time_point when,
-                                    hookset::stop_source source) {
+HOOKSET_NOINLINE HOOKSET_DECL void expiry_timer::arm(Executor& executor,
+                                                     Executor::clock::time_point when,
+                                                     hookset::stop_source source) {
   expired_ = std::make_shared<std::atomic<bool>>(false);
   timer_ = executor.start_timer(when, [expired = expired_, source = std::move(source)]() mutable {
     expired->store(true, std::memory_order_release);
@@ -23,18 +24,18 @@ HOOKSET_DECL void expiry_timer::arm(Executor& executor, Executor::clock::time_po
   });
 }
 
-HOOKSET_DECL void expiry_timer::cancel() noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void expiry_timer::cancel() noexcept {
   if (timer_) timer_->cancel();
   timer_.reset();
 }
 
 HOOKSET_DECL dispatch_context::~dispatch_context() = default;
 
-HOOKSET_DECL dispatch_context* dispatch_context::make(CallOptions options) {
+HOOKSET_NOINLINE HOOKSET_DECL dispatch_context* dispatch_context::make(CallOptions options) {
   return new dispatch_context(std::move(options));
 }
 
-HOOKSET_DECL CallOptions dispatch_context::inherited_options() const {
+HOOKSET_NOINLINE HOOKSET_DECL CallOptions dispatch_context::inherited_options() const {
   CallOptions inherited;
   inherited.stop_token = token_;
   inherited.deadline = deadline_;
@@ -42,7 +43,8 @@ HOOKSET_DECL CallOptions dispatch_context::inherited_options() const {
   return inherited;
 }
 
-HOOKSET_DECL void dispatch_context::begin(const await_context* awaiting, std::string_view slot) {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin(const await_context* awaiting,
+                                                           std::string_view slot) {
   executor_ = options_.executor;
   if (!executor_ && awaiting) executor_ = const_cast<Executor*>(awaiting->nearest_executor());
   if (options_.timeout) {
@@ -72,7 +74,8 @@ HOOKSET_DECL void dispatch_context::begin(const await_context* awaiting, std::st
   check(slot, nullptr);
 }
 
-HOOKSET_DECL void dispatch_context::check(std::string_view slot, const hook_entry* hook) const {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::check(std::string_view slot,
+                                                           const hook_entry* hook) const {
   if (!source_.stop_requested() && !deadline_passed_ && !(deadline_ && clock::now() >= *deadline_))
     return;
   if (deadline_passed_ || deadline_timer_.expired() || (deadline_ && clock::now() >= *deadline_))
@@ -81,11 +84,11 @@ HOOKSET_DECL void dispatch_context::check(std::string_view slot, const hook_entr
   throw DispatchCancelled(std::string(slot));
 }
 
-HOOKSET_DECL void dispatch_context::arm_deadline() {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::arm_deadline() {
   if (deadline_ && !deadline_timer_.armed()) deadline_timer_.arm(executor(), *deadline_, source_);
 }
 
-HOOKSET_DECL void dispatch_context::begin_hook(const hook_entry& hook, bool arm) {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin_hook(const hook_entry& hook, bool arm) {
   hook_running_ = false;
   if (!hook.record->timeout) return;
   hook_running_ = true;
@@ -97,12 +100,12 @@ HOOKSET_DECL void dispatch_context::begin_hook(const hook_entry& hook, bool arm)
   hook_limit_ = *hook.record->timeout;
   if (arm) arm_hook_timer();
 }
-HOOKSET_DECL void dispatch_context::arm_hook_timer() {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::arm_hook_timer() {
   if (hook_running_ && !hook_timer_.armed())
     hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
 }
 
-HOOKSET_DECL bool dispatch_context::end_hook() noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_context::end_hook() noexcept {
   if (!hook_running_) return false;
   hook_running_ = false;
   const bool expired = hook_timer_.expired() || clock::now() - hook_started_ > hook_limit_;
@@ -111,7 +114,7 @@ HOOKSET_DECL bool dispatch_context::end_hook() noexcept {
   return expired && !source_.stop_requested();
 }
 
-HOOKSET_DECL void dispatch_context::end() noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::end() noexcept {
   deadline_timer_.cancel();
   hook_timer_.cancel();
 }

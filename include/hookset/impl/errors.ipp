@@ -16,11 +16,12 @@ namespace hookset {
 
 namespace detail {
 
-HOOKSET_DECL std::string hook_label(HookId hook, const std::string& name) {
+HOOKSET_NOINLINE HOOKSET_DECL std::string hook_label(HookId hook, const std::string& name) {
   return name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
 }
 
-HOOKSET_DECL std::optional<std::string> exception_what(const std::exception_ptr& error) {
+HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
+    const std::exception_ptr& error) {
   if (!error) return std::nullopt;
   try {
     std::rethrow_exception(error);
@@ -33,25 +34,28 @@ HOOKSET_DECL std::optional<std::string> exception_what(const std::exception_ptr&
 
 }  // namespace detail
 
-HOOKSET_DECL DispatchError::DispatchError(std::string slot_name, const std::string& message)
+HOOKSET_NOINLINE HOOKSET_DECL DispatchError::DispatchError(std::string slot_name,
+                                                           const std::string& message)
     : std::runtime_error("hookset: slot " + slot_name + ": " + message),
       slot(std::move(slot_name)) {}
 HOOKSET_DECL DispatchError::~DispatchError() = default;
 
-HOOKSET_DECL DispatchCancelled::DispatchCancelled(std::string slot_name)
+HOOKSET_NOINLINE HOOKSET_DECL DispatchCancelled::DispatchCancelled(std::string slot_name)
     : DispatchError(std::move(slot_name), "dispatch cancelled") {}
 HOOKSET_DECL DispatchCancelled::~DispatchCancelled() = default;
 
-HOOKSET_DECL DispatchTimeout::DispatchTimeout(std::string slot_name, HookId hook_id,
-                                              std::string name, bool hook_limit)
+HOOKSET_NOINLINE HOOKSET_DECL DispatchTimeout::DispatchTimeout(std::string slot_name,
+                                                               HookId hook_id, std::string name,
+                                                               bool hook_limit)
     : DispatchError(std::move(slot_name), describe(hook_id, name, hook_limit)),
       hook(hook_id),
       hook_name(std::move(name)),
       per_hook(hook_limit) {}
 HOOKSET_DECL DispatchTimeout::~DispatchTimeout() = default;
 
-HOOKSET_DECL std::string DispatchTimeout::describe(HookId hook, const std::string& name,
-                                                   bool hook_limit) {
+HOOKSET_NOINLINE HOOKSET_DECL std::string DispatchTimeout::describe(HookId hook,
+                                                                    const std::string& name,
+                                                                    bool hook_limit) {
   std::string text = hook_limit ? "the time limit of hook " : "deadline expired";
   if (hook_limit || hook) {
     if (!hook_limit) text += " while hook ";
@@ -61,45 +65,48 @@ HOOKSET_DECL std::string DispatchTimeout::describe(HookId hook, const std::strin
   return text;
 }
 
-HOOKSET_DECL HookFailed::HookFailed(std::string slot_name, HookId hook_id, std::string name,
-                                    std::exception_ptr error)
+HOOKSET_NOINLINE HOOKSET_DECL HookFailed::HookFailed(std::string slot_name, HookId hook_id,
+                                                     std::string name, std::exception_ptr error)
     : DispatchError(std::move(slot_name), describe(hook_id, name, error)),
       hook(hook_id),
       hook_name(std::move(name)),
       cause(std::move(error)) {}
 HOOKSET_DECL HookFailed::~HookFailed() = default;
 
-HOOKSET_DECL std::string HookFailed::describe(HookId hook, const std::string& name,
-                                              const std::exception_ptr& error) {
+HOOKSET_NOINLINE HOOKSET_DECL std::string HookFailed::describe(HookId hook, const std::string& name,
+                                                               const std::exception_ptr& error) {
   std::string text = "hook " + detail::hook_label(hook, name) + " failed (fail-closed)";
   if (error) text += ": " + detail::exception_what(error).value_or(detail::not_a_std_exception);
   return text;
 }
 
-HOOKSET_DECL OrderingError::OrderingError(std::string slot_name, const std::string& message)
+HOOKSET_NOINLINE HOOKSET_DECL OrderingError::OrderingError(std::string slot_name,
+                                                           const std::string& message)
     : std::invalid_argument("hookset: slot " + slot_name + ": " + message),
       slot(std::move(slot_name)) {}
 HOOKSET_DECL OrderingError::~OrderingError() = default;
 
 namespace detail {
 
-HOOKSET_DECL std::exception_ptr hook_time_limit_expired(std::string_view slot, HookId hook,
-                                                        const std::string& name) {
+HOOKSET_NOINLINE HOOKSET_DECL std::exception_ptr hook_time_limit_expired(std::string_view slot,
+                                                                         HookId hook,
+                                                                         const std::string& name) {
   return std::make_exception_ptr(DispatchTimeout(std::string(slot), hook, name, true));
 }
 
-HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook, const std::string& name,
-                                    std::exception_ptr error) {
+HOOKSET_NOINLINE HOOKSET_DECL void throw_hook_failed(std::string_view slot, HookId hook,
+                                                     const std::string& name,
+                                                     std::exception_ptr error) {
   throw HookFailed(std::string(slot), hook, name, std::move(error));
 }
 
-HOOKSET_DECL void throw_companion_not_configured(std::string_view slot) {
+HOOKSET_NOINLINE HOOKSET_DECL void throw_companion_not_configured(std::string_view slot) {
   throw std::logic_error("hookset: slot " + std::string(slot) +
                          ": a companion type that cannot be default-constructed must be "
                          "configured with configure<Slot>(instance) before dispatching");
 }
 
-HOOKSET_DECL void throw_next_called_again(std::string_view slot) {
+HOOKSET_NOINLINE HOOKSET_DECL void throw_next_called_again(std::string_view slot) {
   throw std::logic_error("hookset: slot " + std::string(slot) +
                          ": an interceptor called next() more than once");
 }

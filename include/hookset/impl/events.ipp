@@ -16,8 +16,10 @@
 
 namespace hookset::detail {
 
-HOOKSET_DECL void dispatch_observers::begin(std::string_view slot, Observer* process_wide,
-                                            Observer* set_observer, bool slot_values) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::begin(std::string_view slot,
+                                                             Observer* process_wide,
+                                                             Observer* set_observer,
+                                                             bool slot_values) noexcept {
   global = process_wide;
   set = set_observer;
   id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
@@ -30,22 +32,23 @@ HOOKSET_DECL void dispatch_observers::begin(std::string_view slot, Observer* pro
   notify(set, &Observer::on_dispatch_begin, slot, id);
 }
 
-HOOKSET_DECL void dispatch_observers::result(std::string_view slot, std::string_view value,
-                                             std::string_view input) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::result(std::string_view slot,
+                                                              std::string_view value,
+                                                              std::string_view input) noexcept {
   if (global && current_observer() == global)
     tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
   if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
 }
 
-HOOKSET_DECL void dispatch_observers::end(std::string_view slot, std::size_t hooks_run,
-                                          const std::exception_ptr& error) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::end(
+    std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
   if (global && current_observer() == global)
     notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
   notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
 }
 
-HOOKSET_DECL HookEvent dispatch_observers::hook_event(std::string_view slot, const hook_entry& hook,
-                                                      std::size_t position) const noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::hook_event(
+    std::string_view slot, const hook_entry& hook, std::size_t position) const noexcept {
   HookEvent event;
   event.slot = slot;
   event.dispatch_id = id;
@@ -55,7 +58,7 @@ HOOKSET_DECL HookEvent dispatch_observers::hook_event(std::string_view slot, con
   return event;
 }
 
-HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_begin(
+HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_begin(
     const HookEvent& event) noexcept {
   const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
   has_boundary = false;
@@ -63,8 +66,8 @@ HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_begin(
   return hook_start;
 }
 
-HOOKSET_DECL void dispatch_observers::tell_hook_end(HookEvent& event,
-                                                    hook_clock::ticks hook_start) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::tell_hook_end(
+    HookEvent& event, hook_clock::ticks hook_start) noexcept {
   const hook_clock::ticks hook_stop = hook_clock::now();
   event.duration = hook_clock::between(hook_start, hook_stop);
   each_wanting(&Observer::on_hook_end, event);
@@ -72,17 +75,15 @@ HOOKSET_DECL void dispatch_observers::tell_hook_end(HookEvent& event,
   has_boundary = true;
 }
 
-HOOKSET_DECL hook_clock::ticks dispatch_observers::hook_begin(std::string_view slot,
-                                                              const hook_entry& hook,
-                                                              std::size_t position) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::hook_begin(
+    std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
   return tell_hook_begin(hook_event(slot, hook, position));
 }
 
-HOOKSET_DECL void dispatch_observers::hook_end(std::string_view slot, const hook_entry& hook,
-                                               std::size_t position, hook_clock::ticks hook_start,
-                                               HookOutcome outcome, std::exception_ptr error,
-                                               std::string_view decision, std::string_view reason,
-                                               bool rewritten) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::hook_end(
+    std::string_view slot, const hook_entry& hook, std::size_t position,
+    hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
+    std::string_view decision, std::string_view reason, bool rewritten) noexcept {
   HookEvent event = hook_event(slot, hook, position);
   event.outcome = outcome;
   event.error = std::move(error);
@@ -92,18 +93,16 @@ HOOKSET_DECL void dispatch_observers::hook_end(std::string_view slot, const hook
   tell_hook_end(event, hook_start);
 }
 
-HOOKSET_DECL hook_clock::ticks dispatch_observers::interceptor_begin(
+HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::interceptor_begin(
     std::string_view slot, const hook_entry& interceptor, std::size_t position) noexcept {
   HookEvent event = hook_event(slot, interceptor, position);
   event.interceptor = true;
   return tell_hook_begin(event);
 }
 
-HOOKSET_DECL void dispatch_observers::interceptor_end(std::string_view slot,
-                                                      const hook_entry& interceptor,
-                                                      std::size_t position,
-                                                      hook_clock::ticks started,
-                                                      std::exception_ptr error) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::interceptor_end(
+    std::string_view slot, const hook_entry& interceptor, std::size_t position,
+    hook_clock::ticks started, std::exception_ptr error) noexcept {
   HookEvent event = hook_event(slot, interceptor, position);
   event.interceptor = true;
   if (error) {
@@ -120,9 +119,9 @@ HOOKSET_DECL void dispatch_observers::each_wanting(void (Observer::*event)(const
   if (set_hook_events) notify(set, event, e);
 }
 
-HOOKSET_DECL void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
-                                    const std::exception_ptr& error,
-                                    Observer* set_observer) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
+                                                     const std::exception_ptr& error,
+                                                     Observer* set_observer) noexcept {
   try {
     std::string message =
         "hook " + hook_label(hook.id(), hook.record->name) + " failed and was skipped (fail-open)";

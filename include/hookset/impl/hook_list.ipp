@@ -84,8 +84,10 @@ HOOKSET_DECL void hook_list::summarize() noexcept {
 
 HOOKSET_DECL void hook_list::release(void* list) noexcept {
   auto* self = static_cast<hook_list*>(list);
-  if (self->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete self;
+  if (self->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(self);
 }
+
+HOOKSET_NOINLINE HOOKSET_DECL void hook_list::destroy(hook_list* list) noexcept { delete list; }
 
 // ---- copy-on-write ----------------------------------------------------------------------------
 

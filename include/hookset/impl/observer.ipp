@@ -9,8 +9,8 @@
 
 namespace hookset::detail {
 
-HOOKSET_DECL void warn(std::string_view slot, std::string_view message,
-                       Observer* set_observer) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL void warn(std::string_view slot, std::string_view message,
+                                        Observer* set_observer) noexcept {
   notify(current_observer(), &Observer::on_warning, slot, message);
   notify(set_observer, &Observer::on_warning, slot, message);
 }

@@ -39,11 +39,10 @@ struct stop_forwarder {
 // it touches, so a timer that fires after its dispatch completed does no harm.
 class expiry_timer {
  public:
-  HOOKSET_DECL void arm(Executor& executor, Executor::clock::time_point when,
-                        hookset::stop_source source);
+  void arm(Executor& executor, Executor::clock::time_point when, hookset::stop_source source);
   bool armed() const noexcept { return timer_ != nullptr; }
   bool expired() const noexcept { return expired_ && expired_->load(std::memory_order_acquire); }
-  HOOKSET_DECL void cancel() noexcept;
+  void cancel() noexcept;
   ~expiry_timer() { cancel(); }
 
  private:
@@ -85,7 +84,7 @@ class dispatch_context {
   dispatch_context& operator=(const dispatch_context&) = delete;
   HOOKSET_DECL ~dispatch_context();
   // A new context owned by its dispatch (made out of line: the same code for every slot kind).
-  HOOKSET_DECL static dispatch_context* make(CallOptions options);
+  static dispatch_context* make(CallOptions options);
 
   CallOptions& options() noexcept { return options_; }
 
@@ -110,11 +109,11 @@ class dispatch_context {
   // After begin(): what the rest of an intercepted dispatch inherits - this dispatch's stop
   // token (the caller's, the deadline's), its deadline (absolute, so that a timeout is counted
   // from the first start) and its executor.
-  HOOKSET_DECL CallOptions inherited_options() const;
+  CallOptions inherited_options() const;
 
   // At the dispatch's start: resolves the executor and the deadline, links the caller's stop
   // token, and fails at once if the dispatch is already cancelled or late.
-  HOOKSET_DECL void begin(const await_context* awaiting, std::string_view slot);
+  void begin(const await_context* awaiting, std::string_view slot);
 
   // The dispatch is awaited by a coroutine that is not the library's (a coroutine type of the
   // caller's own): it starts a new chain. Its parent link belongs to whatever ran when the
@@ -133,22 +132,22 @@ class dispatch_context {
 
   // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
   // `hook` for a deadline that expired while it ran).
-  HOOKSET_DECL void check(std::string_view slot, const hook_entry* hook) const;
+  void check(std::string_view slot, const hook_entry* hook) const;
   bool stop_requested() const noexcept { return source_.stop_requested(); }
 
   // Before the dispatch suspends: the deadline needs a timer now (a synchronous stretch checks
   // the clock between steps instead).
-  HOOKSET_DECL void arm_deadline();
+  void arm_deadline();
 
   // A hook starts. With a time limit it runs under a stop source of its own (triggered by the
   // dispatch's too); `arm` starts the timer now (a hook that may observe its token or suspend).
-  HOOKSET_DECL void begin_hook(const hook_entry& hook, bool arm);
-  HOOKSET_DECL void arm_hook_timer();
+  void begin_hook(const hook_entry& hook, bool arm);
+  void arm_hook_timer();
   // A hook finished: whether its own time limit expired meanwhile.
-  HOOKSET_DECL bool end_hook() noexcept;
+  bool end_hook() noexcept;
 
   // The dispatch is over: no timer of it may keep an event loop busy.
-  HOOKSET_DECL void end() noexcept;
+  void end() noexcept;
 
  private:
   CallOptions options_;

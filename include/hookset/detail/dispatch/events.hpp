@@ -62,12 +62,11 @@ struct dispatch_observers {
   bool has_boundary;
   hook_clock::ticks boundary;
 
-  HOOKSET_DECL void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
-                          bool slot_values = false) noexcept;
+  void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
+             bool slot_values = false) noexcept;
 
   // A successful dispatch's result, rendered (when `values`), told before its end.
-  HOOKSET_DECL void result(std::string_view slot, std::string_view value,
-                           std::string_view input) noexcept;
+  void result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
 
   // A dispatch's result, rendered for observers that asked for values (a pipeline's: its
   // decision and its final input). What rendering throws is dropped, as an observer's would be.
@@ -84,32 +83,29 @@ struct dispatch_observers {
     });
   }
 
-  HOOKSET_DECL void end(std::string_view slot, std::size_t hooks_run,
-                        const std::exception_ptr& error) noexcept;
+  void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept;
 
-  HOOKSET_DECL HookEvent hook_event(std::string_view slot, const hook_entry& hook,
-                                    std::size_t position) const noexcept;
+  HookEvent hook_event(std::string_view slot, const hook_entry& hook,
+                       std::size_t position) const noexcept;
 
   // Tells a hook's begin; returns its start, for its end event.
-  HOOKSET_DECL hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept;
+  hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept;
   // Tells a hook's end (event: everything but the duration, which this measures).
-  HOOKSET_DECL void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
+  void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
 
-  HOOKSET_DECL hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
-                                            std::size_t position) noexcept;
-  HOOKSET_DECL void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
-                             hook_clock::ticks hook_start, HookOutcome outcome,
-                             std::exception_ptr error, std::string_view decision = {},
-                             std::string_view reason = {}, bool rewritten = false) noexcept;
+  hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
+                               std::size_t position) noexcept;
+  void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
+                hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
+                std::string_view decision = {}, std::string_view reason = {},
+                bool rewritten = false) noexcept;
   // An interceptor's run (HookEvent::interceptor, `position` its place among the slot's
   // interceptors): its begin; its end, failed when `error` is set. Its duration includes what
   // its next() ran, whose hooks' events nest inside it.
-  HOOKSET_DECL hook_clock::ticks interceptor_begin(std::string_view slot,
-                                                   const hook_entry& interceptor,
-                                                   std::size_t position) noexcept;
-  HOOKSET_DECL void interceptor_end(std::string_view slot, const hook_entry& interceptor,
-                                    std::size_t position, hook_clock::ticks started,
-                                    std::exception_ptr error) noexcept;
+  hook_clock::ticks interceptor_begin(std::string_view slot, const hook_entry& interceptor,
+                                      std::size_t position) noexcept;
+  void interceptor_end(std::string_view slot, const hook_entry& interceptor, std::size_t position,
+                       hook_clock::ticks started, std::exception_ptr error) noexcept;
   // The dispatch suspends (or runs something that is not a hook): the next hook's begin is a
   // reading of its own.
   void forget_boundary() noexcept { has_boundary = false; }
@@ -163,15 +159,16 @@ struct dispatch_observers {
   }
 
  private:
+  // (Inlined into the two above, where `event` is a constant: the rest of this class is out of
+  // line in both modes, coro/config.hpp.)
   HOOKSET_DECL void each_wanting(void (Observer::*event)(const HookEvent&),
                                  const HookEvent& e) noexcept;
 };
 
 // Every failure a FailOpen policy absorbs is reported: silently skipped security hooks are how
 // fail-open goes wrong.
-HOOKSET_DECL void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
-                                    const std::exception_ptr& error,
-                                    Observer* set_observer) noexcept;
+void warn_hook_skipped(std::string_view slot, const hook_entry& hook,
+                       const std::exception_ptr& error, Observer* set_observer) noexcept;
 
 }  // namespace hookset::detail
 
