@@ -76,10 +76,15 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # detail/dispatch/hook_outcome.hpp and impl/hook_outcome.ipp, compiled once per program with
 # separate compilation (~70 lines net: the new header's declarations and comments, and the
 # .ipp's line markers).
+# Raised 2026-11-28 to hook_set.hpp +19,200 and hookset.hpp +20,330 (measured +19,174 and
+# +20,305), no new include: the dispatch driver awaits whatever is pending at one place
+# (detail::erased_task in coro/task.hpp, own_await_context in coro/await_context.hpp, ~80 lines)
+# and takes its outcome in ordinary functions (driver.hpp, ~60 net), and the declarations of the
+# code kept out of line in both modes.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=19040"
-  "hookset/hookset.hpp=20170")
+  "hookset/hook_set.hpp=19200"
+  "hookset/hookset.hpp=20330")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -111,6 +111,21 @@ struct exchange_await_context {
 };
 inline exchange_await_context current_await_context() noexcept { return {nullptr, true}; }
 
+// `co_await own_await_context{}` inside a library coroutine: that coroutine's context itself (in
+// its promise), to read and replace from then on without awaiting again. Replaced, it is the
+// context of what the coroutine awaits next.
+struct own_await_context {
+  const await_context** context = nullptr;
+
+  bool await_ready() const noexcept { return false; }
+  template <std::derived_from<await_context_carrier> Promise>
+  bool await_suspend(std::coroutine_handle<Promise> self) noexcept {
+    context = &self.promise().context_;
+    return false;
+  }
+  const await_context*& await_resume() const noexcept { return *context; }
+};
+
 // Awaitables that run user code synchronously inside await_ready (a dispatch runs its
 // synchronous hooks there) declare `using runs_code_in_await_ready = void;`: a Task awaiting
 // one makes its context the scoped one around that call.

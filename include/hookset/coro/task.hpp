@@ -208,10 +208,14 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
   template <class Promise>
   static auto start(std::coroutine_handle<Promise> task,
                     std::coroutine_handle<> awaiting) noexcept {
-    task_promise_base& promise = task.promise();
+    return start(task, task.promise(), awaiting);
+  }
+  // The same for a task whose promise type is not known here (erased_task).
+  static auto start(std::coroutine_handle<> task, task_promise_base& promise,
+                    std::coroutine_handle<> awaiting) noexcept {
     promise.continuation_ = awaiting;
 #if HOOKSET_TASK_SYMMETRIC_TRANSFER
-    return std::coroutine_handle<>(task);
+    return task;
 #else
     const task_promise_base*& starting_here = starting();  // (resume() returns on this thread)
     const task_promise_base* const outer = starting_here;
@@ -244,6 +248,60 @@ template <class T>
 class task_promise final : public task_promise_base, public coroutine_result<T> {
  public:
   Task<T> get_return_object() noexcept;
+};
+
+// A Task of any value type, awaited where the type does not matter (a dispatch's driver awaits
+// whatever its dispatch left pending at one place, whatever it is): awaiting it runs the task to
+// its end, in the awaiting coroutine's context, and leaves the outcome in the task; take<T>()
+// then moves it out (rethrowing the task's exception) and destroys the task. Owns the task:
+// destroys it, finished or not, with itself.
+class erased_task {
+ public:
+  erased_task() noexcept = default;
+  template <class T>
+  explicit erased_task(Task<T>&& task) noexcept;
+  erased_task(erased_task&& other) noexcept
+      : coroutine_(std::exchange(other.coroutine_, {})), promise_(other.promise_) {}
+  erased_task& operator=(erased_task&& other) noexcept {
+    if (this != &other) {
+      if (coroutine_) coroutine_.destroy();
+      coroutine_ = std::exchange(other.coroutine_, {});
+      promise_ = other.promise_;
+    }
+    return *this;
+  }
+  ~erased_task() {
+    if (coroutine_) coroutine_.destroy();
+  }
+
+  bool await_ready() const noexcept { return false; }  // (a task not started yet)
+  template <class Promise>
+  auto await_suspend(std::coroutine_handle<Promise> awaiting) noexcept {
+    promise_->context_ = context_of(awaiting);
+    return task_promise_base::start(coroutine_, *promise_, std::coroutine_handle<>(awaiting));
+  }
+  void await_resume() const noexcept {}
+
+  // Holds `task`, when it holds none (a task taken).
+  template <class T>
+  void hold(Task<T>&& task) noexcept;
+
+  // The outcome of the finished task, a Task<T>: its value moved out, or its exception rethrown.
+  // The task is destroyed; this holds none.
+  template <class T>
+  HOOKSET_ALWAYS_INLINE T take() {
+    struct destroy_after {  // (also when the outcome is an exception)
+      erased_task& task;
+      ~destroy_after() { std::exchange(task.coroutine_, {}).destroy(); }
+    } done{*this};
+    return std::move(
+               std::coroutine_handle<task_promise<T>>::from_address(coroutine_.address()).promise())
+        .result();
+  }
+
+ private:
+  std::coroutine_handle<> coroutine_;
+  task_promise_base* promise_ = nullptr;
 };
 
 }  // namespace detail
@@ -283,6 +341,7 @@ class [[nodiscard]] Task {
  private:
   using handle = std::coroutine_handle<promise_type>;
   friend promise_type;
+  friend detail::erased_task;
   explicit Task(handle coroutine) noexcept : coroutine_(coroutine) {}
 
   struct awaiter_base {
@@ -314,6 +373,16 @@ class [[nodiscard]] Task {
 template <class T>
 Task<T> detail::task_promise<T>::get_return_object() noexcept {
   return Task<T>(std::coroutine_handle<task_promise>::from_promise(*this));
+}
+
+template <class T>
+detail::erased_task::erased_task(Task<T>&& task) noexcept {
+  hold(std::move(task));
+}
+template <class T>
+HOOKSET_ALWAYS_INLINE void detail::erased_task::hold(Task<T>&& task) noexcept {
+  promise_ = &task.coroutine_.promise();
+  coroutine_ = std::exchange(task.coroutine_, {});
 }
 
 }  // namespace hookset

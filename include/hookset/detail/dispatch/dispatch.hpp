@@ -21,8 +21,9 @@
 // and false when it left an awaitable pending (an asynchronous default, hook or companion),
 // naming in `resume_` the step that takes its value. await_ready() runs the steps synchronously
 // - the whole dispatch when nothing suspends: no frame, no allocation, no suspension - and a
-// dispatch that must wait suspends into a small driver coroutine that awaits the pending
-// awaitable, stores its value and calls `resume_`, until done. The synchronous run and the
+// dispatch that must wait suspends into a small driver coroutine (driver.hpp) that awaits the
+// pending awaitable - at one place, whatever it is - takes its outcome and calls `resume_`,
+// until done. The synchronous run and the
 // driver call the very same steps: no rule exists twice.
 
 #include <chrono>
@@ -183,8 +184,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
-  // What an asynchronous step left pending.
-  enum class pending_kind : unsigned char { value, flow, output, concurrent, intercepted };
+  // What an asynchronous step left pending: the default's value, a hook's (its outcome judged
+  // by after_hook), a chain verdict, the result of a producer, the concurrent hooks, the first
+  // interceptor's output.
+  enum class pending_kind : unsigned char { value, hook, flow, output, concurrent, intercepted };
   using step = bool (dispatch::*)();
 
   // flags_
@@ -1204,7 +1207,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           }
         } else {
           pending_value_.emplace(start_async_hook(hook));
-          suspend_into(pending_kind::value, &dispatch::resume_after_hook);
+          suspend_into(pending_kind::hook, nullptr);  // (after_hook takes it)
           return hook_step::suspended;
         }
       } catch (...) {
@@ -1267,9 +1270,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return std::nullopt;
     }
   }
-  // (Never called: names the step that takes an asynchronous hook's outcome, which the driver
-  // hands to after_hook.)
-  bool resume_after_hook() { return false; }
   bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
     switch (conclude_hook(*current_, std::move(error))) {
       case hook_step::skipped:
@@ -1352,6 +1352,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   void destroy_pending() noexcept {
     switch (pending_) {
       case pending_kind::value:
+      case pending_kind::hook:
         pending_value_.destroy();
         break;
       case pending_kind::flow:
@@ -1378,6 +1379,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // ---- the driver (driver.hpp) --------------------------------------------------------------
 
   static Task<void> drive(dispatch* self);
+  erased_task take_pending();
+  bool take_pending_outcome(erased_task& pending, const await_context* awaiting);
+  bool take_quiet_output(erased_task& pending, const await_context* awaiting);
+  bool run_after_quiet_hooks(erased_task& pending, const await_context* awaiting);
 
   // ---- data ---------------------------------------------------------------------------------
   // Written on every dispatch: the inputs, flags_, value_'s flag and the counters. The rest is

@@ -2,6 +2,7 @@
 // The driver of a dispatch that had to wait (dispatch.hpp: how the steps run).
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include <hookset/coro/await_context.hpp>
@@ -10,120 +11,159 @@
 
 namespace hookset::detail {
 
-// The rest of a dispatch that had to wait: await what the steps left pending, store it,
-// resume the step that takes it, repeat.
+// The rest of a dispatch that had to wait: await what the steps left pending, take its
+// outcome, resume the step that takes it (take_pending_outcome), repeat. One place awaits,
+// whatever is pending (a hook, the default, a companion, the concurrent hooks, the first
+// interceptor): the coroutine has one suspension point besides its start and end, and the
+// outcome is taken by ordinary code.
 template <class Kind, class... A>
 inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
-  // Synchronous hooks that the steps run from here belong to the awaiting context.
-  const await_context* const awaiting = co_await current_await_context();
-  const bool with_context = self->flags_ & has_context;
+  // This coroutine's context: the awaiting one, where synchronous hooks run from here; what is
+  // awaited runs under the dispatch's context (its stop token, its executor).
+  const await_context*& own = co_await own_await_context{};
+  const await_context* const awaiting = own;
+  dispatch_context* const context = (self->flags_ & has_context) ? self->context_ : nullptr;
   try {
+    erased_task pending = self->take_pending();
     for (;;) {
-      self->flags_ &=
-          static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
-      // What is awaited runs under the dispatch's context (its stop token, its executor).
-      if (with_context) co_await exchange_await_context{self->context_->link()};
-      bool done = false;
-      bool resumed = false;  // the step that takes the value has run
-      switch (self->pending_) {
-        case pending_kind::value: {
-          Task<result> pending = self->pending_value_.take();
-          if constexpr (quiet_hooks_back_to_back) {
-            if (self->resume_ == &dispatch::resume_after_hook && self->current_->quiet &&
-                !(self->flags_ & (hook_events | has_context))) {
-              // Quiet hooks (see hook_entry::quiet) in a dispatch nobody observes: run back
-              // to back here, as a hand-written loop would - an asynchronous one awaited
-              // directly, a synchronous one called - with none of run_hook's bookkeeping. A
-              // failure propagates as conclude_hook would propagate it.
-              for (bool awaiting_hook = true; awaiting_hook;) {
-                if constexpr (is_void) co_await std::move(pending);
-                else self->value_ = co_await std::move(pending);
-                awaiting_hook = false;
-                do {
-                  ++self->produced_;
-                  self->produced_by(self->current_);
-                  self->collect();
-                  if (self->next_ == self->count_ || !self->hooks_[self->next_].quiet) break;
-                  const entry& hook = self->hooks_[self->next_++];
-                  self->current_ = &hook;
-                  await_context_scope scope(awaiting);  // the hook's synchronous part
-                  if (hook.sync) {
-                    self->call_plain(hook);
-                  } else {
-                    pending = self->start_async_hook(hook);
-                    awaiting_hook = true;
-                  }
-                } while (!awaiting_hook);
-              }
-              await_context_scope scope(awaiting);
-              done = self->run_hooks();
-              resumed = true;
-              break;
-            }
-          }
-          if (self->resume_ == &dispatch::resume_after_hook) {
-            // A hook's output is kept aside until its fate is known (conclude_hook).
-            std::exception_ptr failure;
-            value_holder<result> output;
-            try {
-              if constexpr (is_void) co_await std::move(pending);
-              else output.emplace(co_await std::move(pending));
-            } catch (...) {
-              failure = std::current_exception();
-            }
-            if (with_context) co_await exchange_await_context{awaiting};
-            await_context_scope scope(awaiting);
-            done = self->after_hook(std::move(failure), std::move(output));
-            resumed = true;
-          } else {
-            if constexpr (is_void) co_await std::move(pending);
-            else self->value_ = co_await std::move(pending);
-          }
-          break;
-        }
-        case pending_kind::flow: {
-          if constexpr (Kind::has_chain) {
-            Task<Flow> pending = self->pending_flow_.take();
-            self->flow_ = co_await std::move(pending);
-          }
-          break;
-        }
-        case pending_kind::concurrent: {
-          if constexpr (Kind::is_concurrent) co_await self->run_concurrently();
-          break;
-        }
-        case pending_kind::output: {
-          if constexpr (Kind::has_producer) {
-            Task<output> pending = self->pending_output_.take();
-            self->output_.emplace(co_await std::move(pending));
-          }
-          break;
-        }
-        case pending_kind::intercepted: {
-          // The first interceptor, a coroutine: its output is the dispatch's (its end event is
-          // told with the dispatch's end: complete()).
-          Task<output> pending = self->pending_intercepted_.take();
-          if constexpr (std::is_void_v<output>) co_await std::move(pending);
-          else self->store_output(co_await std::move(pending));
-          break;
+      if (context) own = context->link();
+      co_await pending;
+      if (context) own = awaiting;
+      if constexpr (quiet_hooks_back_to_back) {
+        // Quiet hooks run back to back here, each asynchronous one awaited where the last one
+        // was (not a step per hook: a coroutine hook is a few hundred instructions, and the
+        // step's call would add 5 % to it).
+        if (self->pending_ == pending_kind::hook && self->current_->quiet &&
+            !(self->flags_ & (hook_events | has_context))) {
+          if (self->take_quiet_output(pending, awaiting)) continue;
+          if (self->run_after_quiet_hooks(pending, awaiting)) break;
+          continue;
         }
       }
-      if (!resumed) {
-        if (with_context) co_await exchange_await_context{awaiting};
-        // A cancelled or late dispatch takes nothing further. (Interceptors have the last word
-        // on their dispatch: what they made of a DispatchCancelled stands.)
-        if (!self->intercepting()) self->check_stop();
-        await_context_scope scope(awaiting);
-        done = (self->*self->resume_)();
-      }
-      if (done) break;
-      if (with_context) self->context_->arm_deadline();
+      if (self->take_pending_outcome(pending, awaiting)) break;
+      if (context) context->arm_deadline();
     }
   } catch (...) {
     self->complete(std::current_exception());
     throw;
   }
   self->complete(nullptr);
+}
+
+// What the steps left pending, handed over to the driver.
+template <class Kind, class... A>
+erased_task dispatch<Kind, mp::mp_list<A...>>::take_pending() {
+  flags_ &= static_cast<std::uint8_t>(~suspended);  // the driver owns the pending awaitable now
+  switch (pending_) {
+    case pending_kind::value:
+    case pending_kind::hook:
+      return erased_task(pending_value_.take());
+    case pending_kind::flow:
+      if constexpr (Kind::has_chain) return erased_task(pending_flow_.take());
+      break;
+    case pending_kind::concurrent:
+      if constexpr (Kind::is_concurrent) return erased_task(run_concurrently());
+      break;
+    case pending_kind::output:
+      if constexpr (Kind::has_producer) return erased_task(pending_output_.take());
+      break;
+    case pending_kind::intercepted:
+      return erased_task(pending_intercepted_.take());
+  }
+  return {};  // (unreachable: a kind leaves pending only what it has)
+}
+
+// The pending awaitable is a quiet hook (see hook_entry::quiet) of a dispatch nobody observes,
+// and it ended: its output is taken, and the quiet hooks after it run back to back, as a
+// hand-written loop would - a synchronous one called, an asynchronous one left in `pending` for
+// the driver to await (returns true) - with none of run_hook's bookkeeping. A failure propagates
+// as conclude_hook would propagate it. Returns false past the quiet hooks: `pending` is empty,
+// and the step after them (take_pending_outcome) follows.
+template <class Kind, class... A>
+HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::take_quiet_output(
+    erased_task& pending, const await_context* awaiting) {
+  if constexpr (is_void) pending.take<void>();
+  else value_ = pending.take<result>();
+  for (;;) {
+    ++produced_;
+    produced_by(current_);
+    collect();
+    if (next_ == count_ || !hooks_[next_].quiet) return false;
+    const entry& hook = hooks_[next_++];
+    current_ = &hook;
+    if (!hook.sync) {
+      pending.hold(start_async_hook(hook));
+      return true;
+    }
+    await_context_scope scope(awaiting);  // the hook's synchronous part
+    call_plain(hook);
+  }
+}
+
+// Past the quiet hooks: the hooks after them, and the rest of the dispatch (as
+// take_pending_outcome).
+template <class Kind, class... A>
+bool dispatch<Kind, mp::mp_list<A...>>::run_after_quiet_hooks(erased_task& pending,
+                                                              const await_context* awaiting) {
+  bool done;
+  {
+    await_context_scope scope(awaiting);
+    done = run_hooks();
+  }
+  if (!done) pending = take_pending();
+  return done;
+}
+
+// The pending awaitable ended: takes its outcome and runs the steps after it, in the awaiting
+// context. True when the dispatch is complete; else `pending` is what a step left pending next.
+template <class Kind, class... A>
+bool dispatch<Kind, mp::mp_list<A...>>::take_pending_outcome(erased_task& pending,
+                                                             const await_context* awaiting) {
+  bool done;
+  if (pending_ == pending_kind::hook) {
+    // A hook's output is kept aside until its fate is known (conclude_hook).
+    std::exception_ptr failure;
+    value_holder<result> output;
+    try {
+      if constexpr (is_void) pending.take<void>();
+      else output.emplace(pending.take<result>());
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    await_context_scope scope(awaiting);
+    done = after_hook(std::move(failure), std::move(output));
+  } else {
+    switch (pending_) {
+      case pending_kind::value:
+        if constexpr (is_void) pending.take<void>();
+        else value_ = pending.take<result>();
+        break;
+      case pending_kind::hook:  // (above)
+        break;
+      case pending_kind::flow:
+        if constexpr (Kind::has_chain) flow_ = pending.take<Flow>();
+        break;
+      case pending_kind::concurrent:
+        pending.take<void>();
+        break;
+      case pending_kind::output:
+        if constexpr (Kind::has_producer) output_.emplace(pending.take<output>());
+        break;
+      case pending_kind::intercepted:
+        // The first interceptor, a coroutine: its output is the dispatch's (its end event is
+        // told with the dispatch's end: complete()).
+        if constexpr (std::is_void_v<output>) pending.take<void>();
+        else store_output(pending.take<output>());
+        break;
+    }
+    // A cancelled or late dispatch takes nothing further. (Interceptors have the last word on
+    // their dispatch: what they made of a DispatchCancelled stands.)
+    if (!intercepting()) check_stop();
+    await_context_scope scope(awaiting);
+    done = (this->*resume_)();
+  }
+  if (!done) pending = take_pending();
+  return done;
 }
 
 }  // namespace hookset::detail
