@@ -535,6 +535,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
   HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
+    if (flags_ & (has_context | observed)) [[unlikely]]
+      complete_watched(error);
+  }
+  // (One copy per kind, out of line: a dispatch completes at several places.)
+  HOOKSET_NOINLINE void complete_watched(const std::exception_ptr& error) noexcept {
     if (flags_ & has_context) {
       if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
     }
