@@ -1276,15 +1276,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
   }
   bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
-    switch (conclude_hook(*current_, std::move(error))) {
-      case hook_step::skipped:
-        return run_hooks();
-      case hook_step::substituted:  // (value_ holds the output made of the failure)
-        return continue_after(take_output());
-      default:
-        if constexpr (!is_void) value_ = std::move(output);
-        return continue_after(take_output());
-    }
+    const hook_step step = conclude_hook(*current_, std::move(error));
+    if (step == hook_step::skipped) return run_hooks();
+    if constexpr (!is_void)  // (substituted: value_ holds the output made of the failure)
+      if (step != hook_step::substituted) value_ = std::move(output);
+    return continue_after(take_output());
   }
 
   // ---- interceptors (intercept.hpp) --------------------------------------------------------
