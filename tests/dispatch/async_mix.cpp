@@ -829,3 +829,38 @@ TEST_CASE(
   CHECK(resumed_thread == second_hook_thread);
   CHECK(logged().back() == "after co_await");
 }
+
+// A coroutine hook's Task is made by calling its callable, and what that call runs before it
+// returns the Task is the hook's synchronous part: it sees the context of the coroutine awaiting
+// the dispatch, as a synchronous hook does - also when an earlier hook suspended and was resumed
+// from elsewhere (here the test body, whose thread has no context in scope), so the hooks after
+// it run inside the dispatch's driver.
+static hookset::Task<int> plus_one(int last) { co_return last + 1; }
+
+TEST_CASE("a coroutine hook's synchronous part runs in the awaiting context after a suspension") {
+  fresh_log();
+  Set set;
+  ManualEvent gate;
+  std::vector<const hookset::detail::await_context*> seen;
+  set.add<SyncDefault>([&](int, std::optional<int> last) -> hookset::Task<int> {
+    co_await gate;
+    co_return *last + 1;
+  });
+  set.add<SyncDefault>([&](int, std::optional<int> last) -> hookset::Task<int> {
+    seen.push_back(hookset::detail::scoped_context());  // (not a coroutine: this runs now)
+    return plus_one(*last);
+  });
+  hookset::detail::await_context caller_context;  // what a Stateful hook's lock pushes, say
+  auto body = [&]() -> hookset::Task<int> {
+    co_await hookset::detail::exchange_await_context{&caller_context};
+    co_return co_await set.call<SyncDefault>(1);
+  };
+  Started<int> running = start(body());
+  REQUIRE_FALSE(running.done());
+  REQUIRE(hookset::detail::scoped_context() == nullptr);
+  gate.fire();
+  REQUIRE(running.done());
+  CHECK(running.result() == 3);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0] == &caller_context);
+}

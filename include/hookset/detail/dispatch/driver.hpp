@@ -25,6 +25,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
   dispatch_context* const context = (self->flags_ & has_context) ? self->context_ : nullptr;
   try {
     erased_task pending = self->take_pending();
+    bool quiet = false;  // pending is a quiet hook that take_quiet_output started
     for (;;) {
       if (context) own = context->link();
       co_await pending;
@@ -33,9 +34,10 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
         // Quiet hooks run back to back here, each asynchronous one awaited where the last one
         // was (not a step per hook: a coroutine hook is a few hundred instructions, and the
         // step's call would add 5 % to it).
-        if (self->pending_ == pending_kind::hook && self->current_->quiet &&
-            !(self->flags_ & (hook_events | has_context))) {
-          if (self->take_quiet_output(pending, awaiting)) continue;
+        if (quiet || (self->pending_ == pending_kind::hook && self->current_->quiet &&
+                      !(self->flags_ & (hook_events | has_context)))) {
+          quiet = self->take_quiet_output(pending, awaiting);
+          if (quiet) continue;
           if (self->run_after_quiet_hooks(pending, awaiting)) break;
           continue;
         }
@@ -91,11 +93,13 @@ HOOKSET_ALWAYS_INLINE bool dispatch<Kind, mp::mp_list<A...>>::take_quiet_output(
     if (next_ == count_ || !hooks_[next_].quiet) return false;
     const entry& hook = hooks_[next_++];
     current_ = &hook;
+    // The hook's synchronous part (an asynchronous one's: whatever its call runs before it
+    // returns its awaitable) runs in the awaiting context.
+    await_context_scope scope(awaiting);
     if (!hook.sync) {
       pending.hold(start_async_hook(hook));
       return true;
     }
-    await_context_scope scope(awaiting);  // the hook's synchronous part
     call_plain(hook);
   }
 }
