@@ -547,7 +547,9 @@ class HookSet {
                                detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
                                detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
-        insert_hook<S>(std::move(entry), std::move(key_selector));
+        // (A Priority names no other registration: the named-order code is not needed.)
+        insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
+            std::move(entry), std::move(key_selector));
         return id;
       }
     }
@@ -671,7 +673,7 @@ class HookSet {
                                             detail::descriptor_of<S>.on_failure, calls::sync(),
                                             calls::async());
             const HookId id = entry.id();
-            insert_hook<S>(std::move(entry));
+            insert_hook<S, true>(std::move(entry));
             ids.push_back(id);
           });
         } catch (...) {
@@ -723,12 +725,16 @@ class HookSet {
   static constexpr std::array<detail::own_slot_info, own_count> own_slot_infos =
       own_infos(own_slots{});
 
-  template <class S, class KeySelector = std::nullptr_t>
+  // MayNameOrder: whether the entry may name others (before/after: registered with HookOptions).
+  template <class S, bool MayNameOrder, class KeySelector = std::nullptr_t>
   void insert_hook(detail::hook_entry entry, [[maybe_unused]] KeySelector key_selector = nullptr) {
     if constexpr (detail::is_keyed<S>)  // (without a selector: every key)
       return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
                                        detail::key_argument_t<S>>(
           storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
+    else if constexpr (MayNameOrder)
+      detail::insert_hook_in_named_order(storage_for<S>(), std::move(entry),
+                                         detail::kind_of<S>::is_singleton, slot_name<S>, observer_);
     else
       detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
                           slot_name<S>, observer_);

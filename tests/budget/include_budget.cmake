@@ -81,10 +81,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # (detail::erased_task in coro/task.hpp, own_await_context in coro/await_context.hpp, ~80 lines)
 # and takes its outcome in ordinary functions (driver.hpp, ~60 net), and the declarations of the
 # code kept out of line in both modes.
+# Raised 2026-11-28 to hook_set.hpp +19,260 and hookset.hpp +20,390 (measured +19,235 and
+# +20,366), no new include: a registration that names no order reaches the named-order code only
+# through the list's pointer (insert_hook and insert_hook_in_named_order, hook_list.ipp), and an
+# edit of a list is one call of the edit between out-of-line steps (~60 lines with comments).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=19200"
-  "hookset/hookset.hpp=20330")
+  "hookset/hook_set.hpp=19260"
+  "hookset/hookset.hpp=20390")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -148,9 +148,16 @@ struct hook_list : configured_companions {
   // binds it): the key's precomputed list, or - `owned` set - a list filtered for it, of which
   // the dispatch holds the only reference. Set with index_keys.
   const hook_list* (*list_for_key)(const hook_list& all, const void* key, bool& owned) = nullptr;
+  // Inserts a registration that names no other into the list when others name an order: set by
+  // arrange whenever it leaves the list constrained (`unconstrained` not empty). A registration
+  // that names no order reaches the named-order code only through this pointer, so a program
+  // whose registrations name none does not contain that code.
+  void (*insert_constrained)(hook_list&, hook_entry entry, std::string_view slot) = nullptr;
 
   hook_list() = default;
   HOOKSET_DECL hook_list(const hook_list& other);
+  // (Out of line, once: it releases every entry and companion.)
+  HOOKSET_NOINLINE HOOKSET_DECL ~hook_list();
   hook_list& operator=(const hook_list&) = delete;
 
   // The hooks in priority and registration order.
@@ -207,14 +214,15 @@ class hook_list_owner {
   // `edit` must itself leave the list unchanged when it throws.
   template <class Edit>
   void modify(Edit&& edit) {
-    if (hook_list* list = editable_in_place()) {
-      std::forward<Edit>(edit)(*list);
-      list->summarize();
-      return;
+    // (One call of `edit` and calls of the steps below: `edit` is this template's only code.)
+    hook_list* const edited = list_to_edit();
+    try {
+      std::forward<Edit>(edit)(*edited);
+    } catch (...) {
+      drop_edit(edited);
+      throw;
     }
-    std::unique_ptr<hook_list> fresh = copy_to_edit();
-    std::forward<Edit>(edit)(*fresh);
-    publish(std::move(fresh));
+    finish_edit(edited);
   }
 
  private:
@@ -222,11 +230,14 @@ class hook_list_owner {
   // null: only when nothing else holds the snapshot and no dispatch on this thread walks it (a
   // keyed list is never edited in place: deriving its index may throw after the edit).
   HOOKSET_DECL hook_list* editable_in_place() noexcept;
-  // A copy of the snapshot (or an empty list) to edit, with room reserved for parking the
-  // current one.
-  HOOKSET_DECL std::unique_ptr<hook_list> copy_to_edit();
-  // Makes the edited copy current (it is dropped if deriving its keyed index throws).
-  HOOKSET_DECL void publish(std::unique_ptr<hook_list> fresh);
+  // The list to edit: the current one in place, or else a copy of it (or an empty list), owned
+  // by the caller, with room reserved for parking the current one.
+  hook_list* list_to_edit();
+  // After `edit` threw: the copy goes (a list edited in place was left unchanged by `edit`).
+  void drop_edit(hook_list* edited) noexcept;
+  // After `edit`: the list edited in place is summarized again, an edited copy made current (it
+  // is dropped if deriving its keyed index throws).
+  void finish_edit(hook_list* edited);
   // Lets go of the set's reference, parking it while a synchronous dispatch runs here.
   HOOKSET_DECL static void retire(hook_list* list) noexcept;
 
@@ -252,10 +263,14 @@ HOOKSET_DECL std::vector<std::size_t> named_order(const std::vector<const hook_r
 
 // ---- registration -----------------------------------------------------------------------------
 
-// Registers `entry` in `owner`: a singleton slot keeps only the newest hook (with a warning when
-// it replaces one), any other slot inserts it in order.
+// Registers `entry`, which names no other registration (no before/after), in `owner`: a
+// singleton slot keeps only the newest hook (with a warning when it replaces one), any other slot
+// inserts it in order. (Reaches the named-order code only when the list already has some.)
 void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton, std::string_view slot,
                  Observer* observer);
+// The same for an entry that may name others (registered with HookOptions).
+void insert_hook_in_named_order(hook_list_owner& owner, hook_entry entry, bool singleton,
+                                std::string_view slot, Observer* observer);
 
 // Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
 // registration, then named order among the slot's interceptors).

@@ -57,7 +57,8 @@ HOOKSET_DECL hook_list::hook_list(const hook_list& other)
       any_interceptor(other.any_interceptor),
       keyed(other.keyed),
       index_keys(other.index_keys),
-      list_for_key(other.list_for_key) {}
+      list_for_key(other.list_for_key),
+      insert_constrained(other.insert_constrained) {}
 
 HOOKSET_DECL void hook_list::arrange(std::vector<hook_entry> base, std::string_view slot,
                                      const hook_record* checked) {
@@ -67,8 +68,17 @@ HOOKSET_DECL void hook_list::arrange(std::vector<hook_entry> base, std::string_v
   for (const hook_entry& e : base)
     constrained = constrained || !e.record->before.empty() || !e.record->after.empty();
   hooks.swap(ordered);
-  if (constrained) unconstrained.swap(base);
-  else unconstrained.clear();
+  if (constrained) {
+    unconstrained.swap(base);
+    insert_constrained = [](hook_list& list, hook_entry entry, std::string_view slot) {
+      const hook_record* added = entry.record.get();
+      std::vector<hook_entry> base = list.unconstrained;
+      base.insert(insertion_point(base, entry), std::move(entry));
+      list.arrange(std::move(base), slot, added);
+    };
+  } else {
+    unconstrained.clear();
+  }
 }
 
 HOOKSET_DECL void hook_list::summarize() noexcept {
@@ -87,6 +97,8 @@ HOOKSET_DECL void hook_list::release(void* list) noexcept {
   if (self->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(self);
 }
 
+hook_list::~hook_list() {}  // (inline as declared, in header-only mode)
+
 HOOKSET_NOINLINE HOOKSET_DECL void hook_list::destroy(hook_list* list) noexcept { delete list; }
 
 // ---- copy-on-write ----------------------------------------------------------------------------
@@ -98,13 +110,20 @@ HOOKSET_DECL hook_list* hook_list_owner::editable_in_place() noexcept {
   return nullptr;
 }
 
-HOOKSET_DECL std::unique_ptr<hook_list> hook_list_owner::copy_to_edit() {
+HOOKSET_NOINLINE HOOKSET_DECL hook_list* hook_list_owner::list_to_edit() {
+  if (hook_list* list = editable_in_place()) return list;
   auto fresh = list_ ? std::make_unique<hook_list>(*list_) : std::make_unique<hook_list>();
   if (in_sync_dispatch()) parked_lists().reserve(parked_lists().size() + 1);
-  return fresh;
+  return fresh.release();
 }
 
-HOOKSET_DECL void hook_list_owner::publish(std::unique_ptr<hook_list> fresh) {
+HOOKSET_NOINLINE HOOKSET_DECL void hook_list_owner::drop_edit(hook_list* edited) noexcept {
+  if (edited != list_) hook_list::destroy(edited);
+}
+
+HOOKSET_NOINLINE HOOKSET_DECL void hook_list_owner::finish_edit(hook_list* edited) {
+  if (edited == list_) return edited->summarize();
+  std::unique_ptr<hook_list> fresh(edited);
   fresh->summarize();
   if (fresh->index_keys) fresh->keyed = fresh->index_keys(*fresh);
   retire(std::exchange(list_, fresh.release()));
@@ -232,40 +251,56 @@ HOOKSET_DECL void apply_named_order(std::vector<hook_entry>& hooks, std::string_
 // ---- registration -----------------------------------------------------------------------------
 // Not templates: one copy serves every slot.
 
-// Registers `entry` in `owner`: a singleton slot keeps only the newest hook (with a warning when
-// it replaces one), any other slot inserts it in order.
+// Registers `entry`, which names no other registration, in `owner`: a singleton slot keeps only
+// the newest hook (with a warning when it replaces one), any other slot inserts it in order.
 HOOKSET_NOINLINE HOOKSET_DECL void insert_hook(hook_list_owner& owner, hook_entry entry,
                                                bool singleton, std::string_view slot,
                                                Observer* observer) {
-  if (singleton) {
-    // One hook, nothing to order it against: a name in before/after can match no other
-    // registration, which the named order's rule makes an error (the set unchanged).
-    const hook_record& record = *entry.record;
-    if (!record.before.empty() || !record.after.empty()) {
-      const bool before = !record.before.empty();
-      throw OrderingError(
-          std::string(slot),
-          "registration '" + record.name + "' asks to run " +
-              (before ? "before '" + record.before.front() : "after '" + record.after.front()) +
-              "', but a singleton slot keeps one hook: there is no other to "
-              "order it against");
-    }
-    const bool replaced = owner.count() != 0;
-    owner.modify([&](hook_list& list) {
+  const bool replaced = singleton && owner.count() != 0;
+  owner.modify([&](hook_list& list) {
+    if (singleton) {
       list.hooks.reserve(1);
       list.hooks.clear();
       list.hooks.push_back(std::move(entry));
-    });
-    if (replaced)
-      warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
-  } else {
-    owner.modify([&](hook_list& list) {
-      const hook_record* added = entry.record.get();
-      std::vector<hook_entry> base = list.base_order();
-      base.insert(insertion_point(base, entry), std::move(entry));
-      list.arrange(std::move(base), slot, added);
-    });
+    } else if (list.unconstrained.empty()) {
+      // No registration names another: the order is priority, then registration. (Nothing to
+      // undo when the insertion throws: hook_entry moves without throwing.)
+      list.hooks.insert(insertion_point(list.hooks, entry), std::move(entry));
+    } else {
+      // Others name an order: worked out again with this one, through the pointer arrange left
+      // (this function does not name the named-order code).
+      list.insert_constrained(list, std::move(entry), slot);
+    }
+  });
+  if (replaced)
+    warn(slot, "singleton hook replaced: the slot keeps only the newest hook", observer);
+}
+
+// The same for an entry that may name others (before/after): a singleton slot refuses names
+// (there is no other registration to order against).
+HOOKSET_NOINLINE HOOKSET_DECL void insert_hook_in_named_order(hook_list_owner& owner,
+                                                              hook_entry entry, bool singleton,
+                                                              std::string_view slot,
+                                                              Observer* observer) {
+  const hook_record& record = *entry.record;
+  if (record.before.empty() && record.after.empty())
+    return insert_hook(owner, std::move(entry), singleton, slot, observer);
+  if (singleton) {
+    // One hook, nothing to order it against: a name in before/after can match no other
+    // registration, which the named order's rule makes an error (the set unchanged).
+    const bool before = !record.before.empty();
+    throw OrderingError(
+        std::string(slot),
+        "registration '" + record.name + "' asks to run " +
+            (before ? "before '" + record.before.front() : "after '" + record.after.front()) +
+            "', but a singleton slot keeps one hook: there is no other to order it against");
   }
+  owner.modify([&](hook_list& list) {
+    const hook_record* added = entry.record.get();
+    std::vector<hook_entry> base = list.base_order();
+    base.insert(insertion_point(base, entry), std::move(entry));
+    list.arrange(std::move(base), slot, added);
+  });
 }
 
 // Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
