@@ -101,3 +101,16 @@ TEST_CASE("removing a constrained registration arranges the rest again") {
   set.remove(b);
   CHECK(run(set) == "ca");
 }
+
+TEST_CASE("a registration that names no other joins the named order") {
+  // Registered with a Priority alone, it is placed by working the named order out again: put
+  // straight into the arranged list by priority, "c" would land after "b".
+  Set set;
+  set.add<Trace>(tag("a"), {.name = "a", .priority = hookset::Priority{5}});
+  set.add<Trace>(tag("b"), {.name = "b", .after = {"a"}});
+  CHECK(run(set) == "ab");
+  set.add<Trace>(tag("c"), hookset::Priority{3});
+  CHECK(run(set) == "cab");
+  set.add<Trace>(tag("d"));
+  CHECK(run(set) == "dcab");
+}
