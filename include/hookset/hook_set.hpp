@@ -542,10 +542,10 @@ class HookSet {
         auto owner = holding::hold(std::forward<Hook>(hook), object);
         using calls =
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry =
-            detail::make_entry(object, std::move(owner), std::forward<Options>(options),
-                               detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
-                               detail::is_validator<std::remove_const_t<target>>);
+        auto entry = detail::make_entry(
+            object, std::move(owner), entry_options<S>(std::forward<Options>(options)),
+            detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
+            detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         // (A Priority names no other registration: the named-order code is not needed.)
         insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
@@ -553,6 +553,16 @@ class HookSet {
         return id;
       }
     }
+  }
+
+  // The options make_entry takes: a Priority as it is (a quiet entry), unless S declares a
+  // failure policy - then as HookOptions, whose entry names the watched code (hook_call.hpp).
+  template <class S, class Options>
+  static decltype(auto) entry_options(Options&& options) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Options>, Priority> &&
+                  detail::descriptor_of<S>.on_failure != FailurePolicy::propagate)
+      return detail::to_hook_options(options);
+    else return std::forward<Options>(options);
   }
 
   template <class S, class Selector, class Hook, class Options>
@@ -589,7 +599,8 @@ class HookSet {
         auto owner = holding::hold(std::forward<Interceptor>(interceptor), object);
         using calls = detail::interceptor_calls<S, target>;
         auto entry = detail::make_entry(object, std::move(owner), std::move(options),
-                                        FailurePolicy::propagate, calls::sync(), calls::async());
+                                        FailurePolicy::propagate, calls::sync(), calls::async(),
+                                        /*validates=*/false, /*intercepts=*/true);
         const HookId id = entry.id();
         detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
         return id;
@@ -613,8 +624,9 @@ class HookSet {
       void* raw = nullptr;
       auto owner = holding::hold(std::forward<Interceptor>(interceptor), raw);
       // One record (one id, one name) for every slot; each slot's entry has its own calls.
-      const detail::hook_entry prototype = detail::make_entry(
-          raw, std::move(owner), std::move(options), FailurePolicy::propagate, nullptr, nullptr);
+      const detail::hook_entry prototype =
+          detail::make_entry(raw, std::move(owner), std::move(options), FailurePolicy::propagate,
+                             nullptr, nullptr, /*validates=*/false, /*intercepts=*/true);
       detail::all_or_nothing<HookSet> transaction(*this);
       try {
         mp::mp_for_each<mp::mp_transform<mp::mp_identity, slots>>([&](auto slot) {

@@ -27,6 +27,7 @@
 namespace hookset {
 template <class T>
 class Stateful;
+struct CallOptions;
 }  // namespace hookset
 
 namespace hookset::detail {
@@ -158,6 +159,13 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
   }
 };
 
+class dispatch_context;
+struct watched_functions;
+// A new context for a dispatch, owned by it (<hookset/impl/context.ipp>).
+dispatch_context* make_dispatch_context(CallOptions options);
+// The code of a watched dispatch (detail/dispatch/events.hpp; <hookset/impl/hook_outcome.ipp>).
+extern const watched_functions watched_code;
+
 // What a registration said, shared by every copy of its entry (copies of the set, extends).
 struct hook_record {
   HookId id;
@@ -171,6 +179,13 @@ struct hook_record {
   std::shared_ptr<const void> owner;  // keeps the hook object alive; empty when borrowed
   // Keyed slots: which keys the registration is for (detail/keyed_index.hpp); empty: every key.
   std::shared_ptr<const void> key_selector;
+  // make_dispatch_context, for a registration whose dispatch needs a context (a time limit, an
+  // interceptor); null otherwise. The dispatch makes one through this pointer, so that only a
+  // program with such a registration contains the context's code (dispatch_context).
+  dispatch_context* (*make_context)(CallOptions) = nullptr;
+  // The code of a watched dispatch (detail/dispatch/events.hpp), for a registration whose
+  // dispatch it always needs (a time limit, a failure policy); null otherwise.
+  const watched_functions* watched = nullptr;
 };
 
 // One registered hook. `object` points at the hook; exactly one of sync/async is set. The
@@ -222,7 +237,9 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 // (<hookset/impl/hook_call.ipp>).
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
                       FailurePolicy slot_policy, hook_entry::erased_fn sync,
-                      hook_entry::erased_fn async, bool validates = false);
+                      hook_entry::erased_fn async, bool validates = false, bool intercepts = false);
+// (A Priority: a quiet entry - the caller passes HookOptions for a slot whose policy is not
+// Propagate.)
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
                       FailurePolicy slot_policy, hook_entry::erased_fn sync,
                       hook_entry::erased_fn async, bool validates = false);

@@ -24,9 +24,9 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/errors.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 
@@ -131,6 +131,12 @@ struct hook_list : configured_companions {
   bool hooks_plain = true;
   // Whether some hook has a time limit: its dispatch then needs a context (and timers).
   bool any_time_limit = false;
+  // How a dispatch of the list makes its context: the make_context of a registration that
+  // needs one (a time limit, an interceptor; kept by summarize()), null when none does.
+  dispatch_context* (*make_context)(CallOptions) = nullptr;
+  // The code of a watched dispatch, when some hook always needs it (a time limit, a failure
+  // policy: its record's watched; kept by summarize()), null otherwise.
+  const watched_functions* watched = nullptr;
   // The slot's interceptors (interceptor.hpp), outermost first: in priority and named order,
   // then registration; `interceptors_base` in priority and registration order alone (what the
   // named order is worked out from again at every change). A list with interceptors is never

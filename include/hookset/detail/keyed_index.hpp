@@ -32,9 +32,9 @@
 #include <hookset/coro/move_function.hpp>
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/keyed.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 

@@ -10,6 +10,7 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/hook_outcome.hpp>  // the code a context names (watched_code)
 #include <hookset/errors.hpp>
 
 namespace hookset::detail {
@@ -31,11 +32,30 @@ HOOKSET_NOINLINE HOOKSET_DECL void expiry_timer::cancel() noexcept {
 
 HOOKSET_DECL dispatch_context::~dispatch_context() = default;
 
-HOOKSET_NOINLINE HOOKSET_DECL dispatch_context* dispatch_context::make(CallOptions options) {
+HOOKSET_NOINLINE HOOKSET_DECL dispatch_context* make_dispatch_context(CallOptions options) {
   return new dispatch_context(std::move(options));
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL CallOptions dispatch_context::inherited_options() const {
+HOOKSET_DECL const dispatch_context::functions dispatch_context::code = {
+    [](dispatch_context* context) noexcept { delete context; },
+    [](const dispatch_context& context) { return context.do_inherited_options(); },
+    [](dispatch_context& context, const await_context* awaiting, std::string_view slot) {
+  context.do_begin(awaiting, slot);
+    },
+    [](const dispatch_context& context, std::string_view slot, const hook_entry* hook) {
+  context.do_check(slot, hook);
+},
+                                               [](dispatch_context& context) {
+  context.do_arm_deadline();
+},
+    [](dispatch_context& context, const hook_entry& hook, bool arm) {
+  context.do_begin_hook(hook, arm);
+    }, [](dispatch_context& context) { context.do_arm_hook_timer(); },
+    [](dispatch_context& context) noexcept { return context.do_end_hook(); },
+    [](dispatch_context& context) noexcept { context.do_end(); }, &watched_code,
+    };
+
+HOOKSET_DECL CallOptions dispatch_context::do_inherited_options() const {
   CallOptions inherited;
   inherited.stop_token = token_;
   inherited.deadline = deadline_;
@@ -43,8 +63,7 @@ HOOKSET_NOINLINE HOOKSET_DECL CallOptions dispatch_context::inherited_options() 
   return inherited;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin(const await_context* awaiting,
-                                                           std::string_view slot) {
+HOOKSET_DECL void dispatch_context::do_begin(const await_context* awaiting, std::string_view slot) {
   executor_ = options_.executor;
   if (!executor_ && awaiting) executor_ = const_cast<Executor*>(awaiting->nearest_executor());
   if (options_.timeout) {
@@ -71,11 +90,10 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin(const await_context* 
       link_.stop = &hooks_token_;
     }
   if (deadline_ && clock::now() >= *deadline_) deadline_passed_ = true;
-  check(slot, nullptr);
+  do_check(slot, nullptr);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::check(std::string_view slot,
-                                                           const hook_entry* hook) const {
+HOOKSET_DECL void dispatch_context::do_check(std::string_view slot, const hook_entry* hook) const {
   if (!source_.stop_requested() && !deadline_passed_ && !(deadline_ && clock::now() >= *deadline_))
     return;
   if (deadline_passed_ || deadline_timer_.expired() || (deadline_ && clock::now() >= *deadline_))
@@ -84,11 +102,11 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::check(std::string_view slot
   throw DispatchCancelled(std::string(slot));
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::arm_deadline() {
+HOOKSET_DECL void dispatch_context::do_arm_deadline() {
   if (deadline_ && !deadline_timer_.armed()) deadline_timer_.arm(executor(), *deadline_, source_);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin_hook(const hook_entry& hook, bool arm) {
+HOOKSET_DECL void dispatch_context::do_begin_hook(const hook_entry& hook, bool arm) {
   hook_running_ = false;
   if (!hook.record->timeout) return;
   hook_running_ = true;
@@ -98,14 +116,14 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::begin_hook(const hook_entry
   hook_link_ = await_context{link_.parent, nullptr, &hook_token_, executor_};
   hook_started_ = clock::now();
   hook_limit_ = *hook.record->timeout;
-  if (arm) arm_hook_timer();
+  if (arm) do_arm_hook_timer();
 }
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::arm_hook_timer() {
+HOOKSET_DECL void dispatch_context::do_arm_hook_timer() {
   if (hook_running_ && !hook_timer_.armed())
     hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_context::end_hook() noexcept {
+HOOKSET_DECL bool dispatch_context::do_end_hook() noexcept {
   if (!hook_running_) return false;
   hook_running_ = false;
   const bool expired = hook_timer_.expired() || clock::now() - hook_started_ > hook_limit_;
@@ -114,7 +132,7 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_context::end_hook() noexcept {
   return expired && !source_.stop_requested();
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_context::end() noexcept {
+HOOKSET_DECL void dispatch_context::do_end() noexcept {
   deadline_timer_.cancel();
   hook_timer_.cancel();
 }

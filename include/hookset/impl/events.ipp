@@ -11,15 +11,13 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/dispatch/events.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/errors.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::begin(std::string_view slot,
-                                                             Observer* process_wide,
-                                                             Observer* set_observer,
-                                                             bool slot_values) noexcept {
+HOOKSET_DECL void dispatch_observers::do_begin(std::string_view slot, Observer* process_wide,
+                                               Observer* set_observer, bool slot_values) noexcept {
   global = process_wide;
   set = set_observer;
   id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
@@ -32,22 +30,21 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::begin(std::string_view sl
   notify(set, &Observer::on_dispatch_begin, slot, id);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::result(std::string_view slot,
-                                                              std::string_view value,
-                                                              std::string_view input) noexcept {
+HOOKSET_DECL void dispatch_observers::do_result(std::string_view slot, std::string_view value,
+                                                std::string_view input) noexcept {
   if (global && current_observer() == global)
     tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
   if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::end(
-    std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
+HOOKSET_DECL void dispatch_observers::do_end(std::string_view slot, std::size_t hooks_run,
+                                             const std::exception_ptr& error) noexcept {
   if (global && current_observer() == global)
     notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
   notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::hook_event(
+HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::do_hook_event(
     std::string_view slot, const hook_entry& hook, std::size_t position) const noexcept {
   HookEvent event;
   event.slot = slot;
@@ -58,7 +55,7 @@ HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::hook_event(
   return event;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_begin(
+HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::do_tell_hook_begin(
     const HookEvent& event) noexcept {
   const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
   has_boundary = false;
@@ -66,7 +63,7 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::tell_hook_be
   return hook_start;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::tell_hook_end(
+HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::do_tell_hook_end(
     HookEvent& event, hook_clock::ticks hook_start) noexcept {
   const hook_clock::ticks hook_stop = hook_clock::now();
   event.duration = hook_clock::between(hook_start, hook_stop);
@@ -75,41 +72,44 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::tell_hook_end(
   has_boundary = true;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::hook_begin(
-    std::string_view slot, const hook_entry& hook, std::size_t position) noexcept {
-  return tell_hook_begin(hook_event(slot, hook, position));
+HOOKSET_DECL hook_clock::ticks dispatch_observers::do_hook_begin(std::string_view slot,
+                                                                 const hook_entry& hook,
+                                                                 std::size_t position) noexcept {
+  return do_tell_hook_begin(do_hook_event(slot, hook, position));
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::hook_end(
+HOOKSET_DECL void dispatch_observers::do_hook_end(
     std::string_view slot, const hook_entry& hook, std::size_t position,
     hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
     std::string_view decision, std::string_view reason, bool rewritten) noexcept {
-  HookEvent event = hook_event(slot, hook, position);
+  HookEvent event = do_hook_event(slot, hook, position);
   event.outcome = outcome;
   event.error = std::move(error);
   event.decision = decision;
   event.reason = reason;
   event.rewritten = rewritten;
-  tell_hook_end(event, hook_start);
+  do_tell_hook_end(event, hook_start);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::interceptor_begin(
+HOOKSET_DECL hook_clock::ticks dispatch_observers::do_interceptor_begin(
     std::string_view slot, const hook_entry& interceptor, std::size_t position) noexcept {
-  HookEvent event = hook_event(slot, interceptor, position);
+  HookEvent event = do_hook_event(slot, interceptor, position);
   event.interceptor = true;
-  return tell_hook_begin(event);
+  return do_tell_hook_begin(event);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::interceptor_end(
-    std::string_view slot, const hook_entry& interceptor, std::size_t position,
-    hook_clock::ticks started, std::exception_ptr error) noexcept {
-  HookEvent event = hook_event(slot, interceptor, position);
+HOOKSET_DECL void dispatch_observers::do_interceptor_end(std::string_view slot,
+                                                         const hook_entry& interceptor,
+                                                         std::size_t position,
+                                                         hook_clock::ticks started,
+                                                         std::exception_ptr error) noexcept {
+  HookEvent event = do_hook_event(slot, interceptor, position);
   event.interceptor = true;
   if (error) {
     event.outcome = HookOutcome::failed;
     event.error = std::move(error);
   }
-  tell_hook_end(event, started);
+  do_tell_hook_end(event, started);
   forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
 }
 

@@ -22,13 +22,15 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
                                                     HookOptions&& options,
                                                     FailurePolicy slot_policy,
                                                     hook_entry::erased_fn sync,
-                                                    hook_entry::erased_fn async, bool validates) {
+                                                    hook_entry::erased_fn async, bool validates,
+                                                    bool intercepts) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
   record->validates = validates;
   record->name = std::move(options.name);
   record->timeout = options.timeout;
+  if (options.timeout || intercepts) record->make_context = &make_dispatch_context;
   record->before = std::move(options.before);
   record->after = std::move(options.after);
   record->owner = std::move(owner);
@@ -40,11 +42,12 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
   entry.async = async;
   entry.quiet = !record->timeout && entry.on_failure == FailurePolicy::propagate;
   entry.plain = sync && entry.quiet;
+  if (!entry.quiet) record->watched = &watched_code;
   entry.record = std::move(record);
   return entry;
 }
 HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
-                                                    Priority priority, FailurePolicy slot_policy,
+                                                    Priority priority, FailurePolicy,
                                                     hook_entry::erased_fn sync,
                                                     hook_entry::erased_fn async, bool validates) {
   auto record = std::make_shared<hook_record>();
@@ -55,10 +58,10 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
 
   hook_entry entry;
   entry.object = object;
-  entry.on_failure = slot_policy;
+  entry.on_failure = FailurePolicy::propagate;
   entry.sync = sync;
   entry.async = async;
-  entry.quiet = slot_policy == FailurePolicy::propagate;
+  entry.quiet = true;
   entry.plain = sync && entry.quiet;
   entry.record = std::move(record);
   return entry;

@@ -13,8 +13,8 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/errors.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 
@@ -52,6 +52,8 @@ HOOKSET_DECL hook_list::hook_list(const hook_list& other)
       all_plain(other.all_plain),
       hooks_plain(other.hooks_plain),
       any_time_limit(other.any_time_limit),
+      make_context(other.make_context),
+      watched(other.watched),
       interceptors(other.interceptors),
       interceptors_base(other.interceptors_base),
       any_interceptor(other.any_interceptor),
@@ -88,8 +90,15 @@ HOOKSET_DECL void hook_list::summarize() noexcept {
   hooks_plain = leading_plain == hooks.size();
   all_plain = hooks_plain && !any_interceptor;
   any_time_limit = false;
-  for (const hook_entry& e : hooks)
+  make_context = nullptr;
+  watched = nullptr;
+  for (const hook_entry& e : hooks) {
     any_time_limit = any_time_limit || e.record->timeout.has_value();
+    if (e.record->make_context) make_context = e.record->make_context;
+    if (e.record->watched) watched = e.record->watched;
+  }
+  for (const hook_entry& e : interceptors)
+    if (e.record->make_context) make_context = e.record->make_context;
 }
 
 HOOKSET_DECL void hook_list::release(void* list) noexcept {

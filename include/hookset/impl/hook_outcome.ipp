@@ -10,9 +10,9 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/dispatch/hook_outcome.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/hook_options.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 
@@ -88,5 +88,50 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step conclude_bookkept_hook(
   if (!told_with_decision) tell_bookkept_hook_end(run, started, HookOutcome::ok, nullptr);
   return hook_step::produced;
 }
+
+// The table a watched dispatch reaches all of the above through (events.hpp): what names it
+// (an observer, a context, a watched registration) brings that code into the file.
+struct watched_code_of {
+  static constexpr watched_functions table() noexcept {
+    return {
+        [](dispatch_observers& o, std::string_view slot, Observer* process_wide,
+           Observer* set_observer, bool slot_values) noexcept {
+      o.do_begin(slot, process_wide, set_observer, slot_values);
+        },
+        [](dispatch_observers& o, std::string_view slot, std::string_view value,
+           std::string_view input) noexcept { o.do_result(slot, value, input); },
+        [](dispatch_observers& o, std::string_view slot, std::size_t hooks_run,
+           const std::exception_ptr& error) noexcept { o.do_end(slot, hooks_run, error); },
+        [](const dispatch_observers& o, std::string_view slot, const hook_entry& hook,
+           std::size_t position) noexcept { return o.do_hook_event(slot, hook, position); },
+        [](dispatch_observers& o, const HookEvent& event) noexcept {
+      return o.do_tell_hook_begin(event);
+    },
+        [](dispatch_observers& o, HookEvent& event, hook_clock::ticks hook_start) noexcept {
+      o.do_tell_hook_end(event, hook_start);
+        },
+        [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
+           std::size_t position) noexcept { return o.do_hook_begin(slot, hook, position); },
+        [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
+           std::size_t position, hook_clock::ticks hook_start, HookOutcome outcome,
+           std::exception_ptr error, std::string_view decision, std::string_view reason,
+           bool rewritten) noexcept {
+      o.do_hook_end(slot, hook, position, hook_start, outcome, std::move(error), decision, reason,
+                    rewritten);
+        },
+        [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
+           std::size_t position) noexcept {
+      return o.do_interceptor_begin(slot, interceptor, position);
+        },
+        [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
+           std::size_t position, hook_clock::ticks started, std::exception_ptr error) noexcept {
+      o.do_interceptor_end(slot, interceptor, position, started, std::move(error));
+        },
+        &begin_bookkept_hook, &conclude_bookkept_hook, &hook_time_limit_expired,
+        };
+  }
+};
+
+HOOKSET_DECL const watched_functions watched_code = watched_code_of::table();
 
 }  // namespace hookset::detail

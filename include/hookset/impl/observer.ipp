@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include <hookset/coro/config.hpp>
-#include <hookset/observer.hpp>
+#include <hookset/detail/observer_types.hpp>
 
 namespace hookset::detail {
 

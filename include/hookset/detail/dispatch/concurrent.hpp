@@ -182,7 +182,8 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
           if (hook.on_failure == FailurePolicy::fail_closed) {
             const result failed = Kind::aggregate::failed_hook_output(
                 slot.error ? slot.error
-                           : hook_time_limit_expired(slot_->name, hook.id(), hook.record->name));
+                           : observers_.code->hook_time_limit_expired(slot_->name, hook.id(),
+                                                                      hook.record->name));
             watch->seen(&hook, &failed);
           }
         }

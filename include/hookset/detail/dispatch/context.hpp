@@ -51,6 +51,7 @@ class expiry_timer {
 };
 
 struct dispatch_observers;
+struct watched_functions;
 
 // What the rest of an intercepted dispatch (the dispatch of its hooks, past its interceptors)
 // shares with the dispatch the caller started: the observers to report its hooks to, under
@@ -76,15 +77,18 @@ class output_watch {
 };
 
 class dispatch_context {
+  struct functions;
+
  public:
   using clock = Executor::clock;
 
-  explicit dispatch_context(CallOptions options) noexcept : options_(std::move(options)) {}
+  explicit dispatch_context(CallOptions options) noexcept
+      : code_(&code), options_(std::move(options)) {}
   dispatch_context(const dispatch_context&) = delete;
   dispatch_context& operator=(const dispatch_context&) = delete;
   HOOKSET_DECL ~dispatch_context();
-  // A new context owned by its dispatch (made out of line: the same code for every slot kind).
-  static dispatch_context* make(CallOptions options);
+  // Deletes a context make_dispatch_context made (through code_, as the calls below).
+  static void destroy(dispatch_context* context) noexcept { context->code_->destroy(context); }
 
   CallOptions& options() noexcept { return options_; }
 
@@ -109,11 +113,13 @@ class dispatch_context {
   // After begin(): what the rest of an intercepted dispatch inherits - this dispatch's stop
   // token (the caller's, the deadline's), its deadline (absolute, so that a timeout is counted
   // from the first start) and its executor.
-  CallOptions inherited_options() const;
+  CallOptions inherited_options() const { return code_->inherited_options(*this); }
 
   // At the dispatch's start: resolves the executor and the deadline, links the caller's stop
   // token, and fails at once if the dispatch is already cancelled or late.
-  void begin(const await_context* awaiting, std::string_view slot);
+  void begin(const await_context* awaiting, std::string_view slot) {
+    code_->begin(*this, awaiting, slot);
+  }
 
   // The dispatch is awaited by a coroutine that is not the library's (a coroutine type of the
   // caller's own): it starts a new chain. Its parent link belongs to whatever ran when the
@@ -132,24 +138,59 @@ class dispatch_context {
 
   // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
   // `hook` for a deadline that expired while it ran).
-  void check(std::string_view slot, const hook_entry* hook) const;
+  void check(std::string_view slot, const hook_entry* hook) const {
+    code_->check(*this, slot, hook);
+  }
   bool stop_requested() const noexcept { return source_.stop_requested(); }
 
   // Before the dispatch suspends: the deadline needs a timer now (a synchronous stretch checks
   // the clock between steps instead).
-  void arm_deadline();
+  void arm_deadline() { code_->arm_deadline(*this); }
 
   // A hook starts. With a time limit it runs under a stop source of its own (triggered by the
   // dispatch's too); `arm` starts the timer now (a hook that may observe its token or suspend).
-  void begin_hook(const hook_entry& hook, bool arm);
-  void arm_hook_timer();
+  void begin_hook(const hook_entry& hook, bool arm) { code_->begin_hook(*this, hook, arm); }
+  void arm_hook_timer() { code_->arm_hook_timer(*this); }
   // A hook finished: whether its own time limit expired meanwhile.
-  bool end_hook() noexcept;
+  bool end_hook() noexcept { return code_->end_hook(*this); }
 
   // The dispatch is over: no timer of it may keep an event loop busy.
-  void end() noexcept;
+  void end() noexcept { code_->end(*this); }
+
+  // The code of a watched dispatch (events.hpp): a dispatch with a context is watched.
+  const watched_functions* watched() const noexcept { return code_->watched; }
 
  private:
+  // The code behind the calls above (<hookset/impl/context.ipp>), reached through the table
+  // code_ points to. Only the constructor names the table, so a file that makes no context -
+  // its dispatches take no options, its registrations no time limit nor interceptor - does not
+  // contain that code: the timers, the timer thread, the stop callbacks, the errors of a stop.
+  // (Not virtual functions: GCC devirtualizes a virtual call speculatively, naming the
+  // function, in every file that makes the call.)
+  struct functions {
+    void (*destroy)(dispatch_context*) noexcept;
+    CallOptions (*inherited_options)(const dispatch_context&);
+    void (*begin)(dispatch_context&, const await_context*, std::string_view);
+    void (*check)(const dispatch_context&, std::string_view, const hook_entry*);
+    void (*arm_deadline)(dispatch_context&);
+    void (*begin_hook)(dispatch_context&, const hook_entry&, bool);
+    void (*arm_hook_timer)(dispatch_context&);
+    bool (*end_hook)(dispatch_context&) noexcept;
+    void (*end)(dispatch_context&) noexcept;
+    const watched_functions* watched;
+  };
+  static const functions code;
+
+  CallOptions do_inherited_options() const;
+  void do_begin(const await_context* awaiting, std::string_view slot);
+  void do_check(std::string_view slot, const hook_entry* hook) const;
+  void do_arm_deadline();
+  void do_begin_hook(const hook_entry& hook, bool arm);
+  void do_arm_hook_timer();
+  bool do_end_hook() noexcept;
+  void do_end() noexcept;
+
+  const functions* code_;
   CallOptions options_;
   intercept_link* intercepted_by_ = nullptr;
   void* watch_ = nullptr;

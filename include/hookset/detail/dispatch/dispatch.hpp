@@ -59,11 +59,11 @@
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/detail/type_name.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/format.hpp>
-#include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 
 namespace hookset::detail {
@@ -264,7 +264,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
   dispatch&& with(CallOptions options) && {
     if (flags_ & has_context) context_->options() = std::move(options);
-    else set_context(dispatch_context::make(std::move(options)));
+    else set_context(make_dispatch_context(std::move(options)));
     return std::move(*this);
   }
   dispatch&& with_stop_token(stop_token token) && {
@@ -493,7 +493,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     try {
       if (list_ && list_->any_time_limit && !(flags_ & has_context))
-        set_context(dispatch_context::make(CallOptions{}));
+        set_context(list_->make_context(CallOptions{}));  // (a time limit sets it)
+      // The code of the watched parts below (events.hpp): the observers' (begin,
+      // adopt_observers), else the context's, else that of a hook that always needs it. (None:
+      // nothing below is watched.)
+      if (!(flags_ & observed))
+        observers_.code = (flags_ & has_context) ? context_->watched()
+                          : list_                ? list_->watched
+                                                 : nullptr;
       if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
@@ -610,7 +617,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   dispatch_context& context() {
-    if (!(flags_ & has_context)) set_context(dispatch_context::make(CallOptions{}));
+    if (!(flags_ & has_context)) set_context(make_dispatch_context(CallOptions{}));
     return *context_;
   }
   void set_context(dispatch_context* context) noexcept {
@@ -619,7 +626,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   // The context goes (it is set): deleted unless an adapter lent it (run_under).
   void drop_context() noexcept {
-    if (!context_->lent()) delete context_;
+    if (!context_->lent()) dispatch_context::destroy(context_);
   }
   // Before a step that runs user code: a cancelled or late dispatch goes no further.
   void check_stop(const entry* hook = nullptr) const {
@@ -1189,7 +1196,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     current_ = &hook;
     hook_position_ = next_ - 1;
     // (With no context and no hook events there is nothing to check, start or tell.)
-    if (flags_ & (has_context | hook_events)) hook_started_ = begin_bookkept_hook(bookkept(hook));
+    if (flags_ & (has_context | hook_events))
+      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(hook));
     const bool with_context = flags_ & has_context;
     std::exception_ptr error;
     // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
@@ -1253,8 +1261,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
                           bool own_limit_expired = false) {
     hook_step step = hook_step::produced;
     if ((flags_ & (has_context | hook_events)) || error || own_limit_expired) [[unlikely]] {
-      step = conclude_bookkept_hook(bookkept(hook), hook_started_, error, own_limit_expired,
-                                    substitutes, Kind::is_pipeline);
+      // A quiet hook's failure, nothing watching: it propagates as it is, with nothing to tell
+      // (and no watched code to reach).
+      if (!(flags_ & (has_context | hook_events)) && hook.quiet) std::rethrow_exception(error);
+      step = observers_.code->conclude_bookkept_hook(
+          bookkept(hook), hook_started_, error, own_limit_expired, substitutes, Kind::is_pipeline);
       if (step == hook_step::skipped) return step;
       if constexpr (substitutes)
         if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)

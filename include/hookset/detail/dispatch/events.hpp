@@ -16,9 +16,9 @@
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/detail/type_name.hpp>
 #include <hookset/format.hpp>
-#include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 
 namespace hookset::detail {
@@ -45,9 +45,53 @@ std::string render_decision(const Decided& decided) {
   else return std::string(unqualified(type_name<Decided>));
 }
 
+struct dispatch_observers;
+struct bookkept_hook;                  // (hook_outcome.hpp)
+enum class hook_step : unsigned char;  // (hook_outcome.hpp)
+
+// The code of a watched dispatch that does not depend on the slot - what observers are told (the
+// functions of dispatch_observers), a bookkept hook's begin and conclusion (hook_outcome.hpp) -
+// reached through this table (watched_code, <hookset/impl/hook_outcome.ipp>). Only what turns
+// watching on names the table: an observer (its constructor), a dispatch's context (its
+// constructor) and a registration with a time limit or a failure policy (its record). So a file
+// whose dispatches nothing watches does not contain that code: the events, the failure
+// policies, the errors they raise and their messages.
+struct watched_functions {
+  void (*begin)(dispatch_observers&, std::string_view slot, Observer* process_wide,
+                Observer* set_observer, bool slot_values) noexcept;
+  void (*result)(dispatch_observers&, std::string_view slot, std::string_view value,
+                 std::string_view input) noexcept;
+  void (*end)(dispatch_observers&, std::string_view slot, std::size_t hooks_run,
+              const std::exception_ptr& error) noexcept;
+  HookEvent (*hook_event)(const dispatch_observers&, std::string_view slot, const hook_entry& hook,
+                          std::size_t position) noexcept;
+  hook_clock::ticks (*tell_hook_begin)(dispatch_observers&, const HookEvent& event) noexcept;
+  void (*tell_hook_end)(dispatch_observers&, HookEvent& event,
+                        hook_clock::ticks hook_start) noexcept;
+  hook_clock::ticks (*hook_begin)(dispatch_observers&, std::string_view slot,
+                                  const hook_entry& hook, std::size_t position) noexcept;
+  void (*hook_end)(dispatch_observers&, std::string_view slot, const hook_entry& hook,
+                   std::size_t position, hook_clock::ticks hook_start, HookOutcome outcome,
+                   std::exception_ptr error, std::string_view decision, std::string_view reason,
+                   bool rewritten) noexcept;
+  hook_clock::ticks (*interceptor_begin)(dispatch_observers&, std::string_view slot,
+                                         const hook_entry& interceptor,
+                                         std::size_t position) noexcept;
+  void (*interceptor_end)(dispatch_observers&, std::string_view slot, const hook_entry& interceptor,
+                          std::size_t position, hook_clock::ticks started,
+                          std::exception_ptr error) noexcept;
+  hook_clock::ticks (*begin_bookkept_hook)(const bookkept_hook& run);
+  hook_step (*conclude_bookkept_hook)(const bookkept_hook& run, hook_clock::ticks started,
+                                      std::exception_ptr& error, bool own_limit_expired,
+                                      bool substitutes, bool told_with_decision);
+  std::exception_ptr (*hook_time_limit_expired)(std::string_view slot, HookId hook,
+                                                const std::string& name);
+};
+
 // The observers watching one dispatch, and what they asked for. Empty (all null) for the
 // common unobserved dispatch. Every call into an observer goes through notify: what an
-// observer throws is dropped.
+// observer throws is dropped. Its functions run the code of the table `code` (the observers'
+// own, from begin(); else set by the dispatch from its context or its hooks' records).
 struct dispatch_observers {
   // Set by begin(); a dispatch nobody observes never writes them.
   Observer* global;  // the process-wide observer that saw the begin
@@ -61,12 +105,20 @@ struct dispatch_observers {
   // the next one starts right after it (has_boundary), without suspending in between.
   bool has_boundary;
   hook_clock::ticks boundary;
+  // The code a watched dispatch runs (null: nothing watches it - and then nothing calls it).
+  const watched_functions* code;
 
+  // (At least one of the two observers is set: its code becomes this dispatch's.)
   void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
-             bool slot_values = false) noexcept;
+             bool slot_values = false) noexcept {
+    code = (process_wide ? process_wide : set_observer)->watched_;
+    code->begin(*this, slot, process_wide, set_observer, slot_values);
+  }
 
   // A successful dispatch's result, rendered (when `values`), told before its end.
-  void result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
+  void result(std::string_view slot, std::string_view value, std::string_view input) noexcept {
+    code->result(*this, slot, value, input);
+  }
 
   // A dispatch's result, rendered for observers that asked for values (a pipeline's: its
   // decision and its final input). What rendering throws is dropped, as an observer's would be.
@@ -83,29 +135,46 @@ struct dispatch_observers {
     });
   }
 
-  void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept;
+  void end(std::string_view slot, std::size_t hooks_run, const std::exception_ptr& error) noexcept {
+    code->end(*this, slot, hooks_run, error);
+  }
 
   HookEvent hook_event(std::string_view slot, const hook_entry& hook,
-                       std::size_t position) const noexcept;
+                       std::size_t position) const noexcept {
+    return code->hook_event(*this, slot, hook, position);
+  }
 
   // Tells a hook's begin; returns its start, for its end event.
-  hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept;
+  hook_clock::ticks tell_hook_begin(const HookEvent& event) noexcept {
+    return code->tell_hook_begin(*this, event);
+  }
   // Tells a hook's end (event: everything but the duration, which this measures).
-  void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
+  void tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept {
+    code->tell_hook_end(*this, event, hook_start);
+  }
 
   hook_clock::ticks hook_begin(std::string_view slot, const hook_entry& hook,
-                               std::size_t position) noexcept;
+                               std::size_t position) noexcept {
+    return code->hook_begin(*this, slot, hook, position);
+  }
   void hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
                 hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
                 std::string_view decision = {}, std::string_view reason = {},
-                bool rewritten = false) noexcept;
+                bool rewritten = false) noexcept {
+    code->hook_end(*this, slot, hook, position, hook_start, outcome, std::move(error), decision,
+                   reason, rewritten);
+  }
   // An interceptor's run (HookEvent::interceptor, `position` its place among the slot's
   // interceptors): its begin; its end, failed when `error` is set. Its duration includes what
   // its next() ran, whose hooks' events nest inside it.
   hook_clock::ticks interceptor_begin(std::string_view slot, const hook_entry& interceptor,
-                                      std::size_t position) noexcept;
+                                      std::size_t position) noexcept {
+    return code->interceptor_begin(*this, slot, interceptor, position);
+  }
   void interceptor_end(std::string_view slot, const hook_entry& interceptor, std::size_t position,
-                       hook_clock::ticks started, std::exception_ptr error) noexcept;
+                       hook_clock::ticks started, std::exception_ptr error) noexcept {
+    code->interceptor_end(*this, slot, interceptor, position, started, std::move(error));
+  }
   // The dispatch suspends (or runs something that is not a hook): the next hook's begin is a
   // reading of its own.
   void forget_boundary() noexcept { has_boundary = false; }
@@ -159,8 +228,29 @@ struct dispatch_observers {
   }
 
  private:
-  // (Inlined into the two above, where `event` is a constant: the rest of this class is out of
-  // line in both modes, coro/config.hpp.)
+  friend struct watched_code_of;  // (impl/hook_outcome.ipp: the table)
+
+  // The code behind the functions above (<hookset/impl/events.ipp>).
+  void do_begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
+                bool slot_values) noexcept;
+  void do_result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
+  void do_end(std::string_view slot, std::size_t hooks_run,
+              const std::exception_ptr& error) noexcept;
+  HookEvent do_hook_event(std::string_view slot, const hook_entry& hook,
+                          std::size_t position) const noexcept;
+  hook_clock::ticks do_tell_hook_begin(const HookEvent& event) noexcept;
+  void do_tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
+  hook_clock::ticks do_hook_begin(std::string_view slot, const hook_entry& hook,
+                                  std::size_t position) noexcept;
+  void do_hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
+                   hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
+                   std::string_view decision, std::string_view reason, bool rewritten) noexcept;
+  hook_clock::ticks do_interceptor_begin(std::string_view slot, const hook_entry& interceptor,
+                                         std::size_t position) noexcept;
+  void do_interceptor_end(std::string_view slot, const hook_entry& interceptor,
+                          std::size_t position, hook_clock::ticks started,
+                          std::exception_ptr error) noexcept;
+  // (Inlined into the two that tell a hook's begin and end, where `event` is a constant.)
   HOOKSET_DECL void each_wanting(void (Observer::*event)(const HookEvent&),
                                  const HookEvent& e) noexcept;
 };

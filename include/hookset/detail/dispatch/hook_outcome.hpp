@@ -21,8 +21,8 @@
 #include <hookset/detail/dispatch/events.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_clock.hpp>
+#include <hookset/detail/observer_types.hpp>
 #include <hookset/hook_options.hpp>
-#include <hookset/observer.hpp>
 
 namespace hookset::detail {
 

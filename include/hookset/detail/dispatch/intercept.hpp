@@ -127,7 +127,9 @@ bool dispatch<Kind, mp::mp_list<A...>>::start_as_rest(const dispatch& outer, int
       if (list_->hooks_plain) return start_all_plain();
     }
   }
-  set_context(dispatch_context::make(
+  // (Through the snapshot's pointer, which its interceptors set: a file whose registrations
+  // need no context does not contain the context's code.)
+  set_context(outer.list_->make_context(
       (outer.flags_ & has_context) ? outer.context_->inherited_options() : CallOptions{}));
   context_->continue_intercepted(&link);
   // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
