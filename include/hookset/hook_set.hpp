@@ -542,10 +542,9 @@ class HookSet {
         auto owner = holding::hold(std::forward<Hook>(hook), object);
         using calls =
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry = detail::make_entry(
-            object, std::move(owner), entry_options<S>(std::forward<Options>(options)),
-            detail::descriptor_of<S>.on_failure, calls::sync(), calls::async(),
-            detail::is_validator<std::remove_const_t<target>>);
+        auto entry =
+            entry_for<S>(object, std::move(owner), std::forward<Options>(options), calls::sync(),
+                         calls::async(), detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         // (A Priority names no other registration: the named-order code is not needed.)
         insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
@@ -555,14 +554,19 @@ class HookSet {
     }
   }
 
-  // The options make_entry takes: a Priority as it is (a quiet entry), unless S declares a
-  // failure policy - then as HookOptions, whose entry names the watched code (hook_call.hpp).
+  // The entry of a registration for S. (With a Priority, the watched code is named only for a
+  // slot that declares a failure policy: detail::watched_code_for_policy.)
   template <class S, class Options>
-  static decltype(auto) entry_options(Options&& options) {
-    if constexpr (std::is_same_v<std::remove_cvref_t<Options>, Priority> &&
-                  detail::descriptor_of<S>.on_failure != FailurePolicy::propagate)
-      return detail::to_hook_options(options);
-    else return std::forward<Options>(options);
+  static detail::hook_entry entry_for(void* object, std::shared_ptr<const void> owner,
+                                      Options&& options, detail::hook_entry::erased_fn sync,
+                                      detail::hook_entry::erased_fn async, bool validates) {
+    constexpr FailurePolicy policy = detail::descriptor_of<S>.on_failure;
+    if constexpr (std::is_same_v<std::remove_cvref_t<Options>, Priority>)
+      return detail::make_entry(object, std::move(owner), options, policy,
+                                detail::watched_code_for_policy<policy>(), sync, async, validates);
+    else
+      return detail::make_entry(object, std::move(owner), std::forward<Options>(options), policy,
+                                sync, async, validates);
   }
 
   template <class S, class Selector, class Hook, class Options>

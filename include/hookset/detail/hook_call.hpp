@@ -238,11 +238,20 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
                       FailurePolicy slot_policy, hook_entry::erased_fn sync,
                       hook_entry::erased_fn async, bool validates = false, bool intercepts = false);
-// (A Priority: a quiet entry - the caller passes HookOptions for a slot whose policy is not
-// Propagate.)
+// (A Priority: `watched` is watched_code_for_policy<slot_policy>().)
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
-                      FailurePolicy slot_policy, hook_entry::erased_fn sync,
-                      hook_entry::erased_fn async, bool validates = false);
+                      FailurePolicy slot_policy, const watched_functions* watched,
+                      hook_entry::erased_fn sync, hook_entry::erased_fn async,
+                      bool validates = false);
+// The watched code a registration without HookOptions names in a slot whose failure policy is
+// P: none for Propagate (its entry is quiet), so that only a slot that declares another policy
+// brings it into the file that registers. (Not the context's code: that needs a time limit, which
+// only HookOptions give.)
+template <FailurePolicy P>
+constexpr const watched_functions* watched_code_for_policy() noexcept {
+  if constexpr (P == FailurePolicy::propagate) return nullptr;
+  else return &watched_code;
+}
 
 // The erased calls of a hook of type Target for a slot of kind Kind: {sync, async}, one set.
 // Slot is used only by a Stateful hook (it names the slot in its ReentrancyError): void for any

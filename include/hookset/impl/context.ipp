@@ -36,24 +36,31 @@ HOOKSET_NOINLINE HOOKSET_DECL dispatch_context* make_dispatch_context(CallOption
   return new dispatch_context(std::move(options));
 }
 
+// (Each entry calls the member function of the same name; clang-format 14 cannot lay out a
+// braced list of lambdas.)
+// clang-format off
 HOOKSET_DECL const dispatch_context::functions dispatch_context::code = {
     [](dispatch_context* context) noexcept { delete context; },
     [](const dispatch_context& context) { return context.do_inherited_options(); },
     [](dispatch_context& context, const await_context* awaiting, std::string_view slot) {
-  context.do_begin(awaiting, slot);
+      context.do_begin(awaiting, slot);
     },
     [](const dispatch_context& context, std::string_view slot, const hook_entry* hook) {
-  context.do_check(slot, hook);
-},
-                                               [](dispatch_context& context) {
-  context.do_arm_deadline();
-},
+      context.do_check(slot, hook);
+    },
+    [](dispatch_context& context) { context.do_arm_deadline(); },
     [](dispatch_context& context, const hook_entry& hook, bool arm) {
-  context.do_begin_hook(hook, arm);
-    }, [](dispatch_context& context) { context.do_arm_hook_timer(); },
+      context.do_begin_hook(hook, arm);
+    },
+    [](dispatch_context& context) { context.do_arm_hook_timer(); },
     [](dispatch_context& context) noexcept { return context.do_end_hook(); },
-    [](dispatch_context& context) noexcept { context.do_end(); }, &watched_code,
-    };
+    [](dispatch_context& context) noexcept { context.do_end(); },
+    [](dispatch_context& context) noexcept -> Executor& { return context.do_executor(); },
+    [](dispatch_context& context, expiry_timer& timer, clock::time_point when,
+       const hookset::stop_source& source) { timer.arm(context.do_executor(), when, source); },
+    &watched_code,
+};
+// clang-format on
 
 HOOKSET_DECL CallOptions dispatch_context::do_inherited_options() const {
   CallOptions inherited;
@@ -103,7 +110,8 @@ HOOKSET_DECL void dispatch_context::do_check(std::string_view slot, const hook_e
 }
 
 HOOKSET_DECL void dispatch_context::do_arm_deadline() {
-  if (deadline_ && !deadline_timer_.armed()) deadline_timer_.arm(executor(), *deadline_, source_);
+  if (deadline_ && !deadline_timer_.armed())
+    deadline_timer_.arm(do_executor(), *deadline_, source_);
 }
 
 HOOKSET_DECL void dispatch_context::do_begin_hook(const hook_entry& hook, bool arm) {
@@ -120,7 +128,7 @@ HOOKSET_DECL void dispatch_context::do_begin_hook(const hook_entry& hook, bool a
 }
 HOOKSET_DECL void dispatch_context::do_arm_hook_timer() {
   if (hook_running_ && !hook_timer_.armed())
-    hook_timer_.arm(executor(), hook_started_ + hook_limit_, hook_source_);
+    hook_timer_.arm(do_executor(), hook_started_ + hook_limit_, hook_source_);
 }
 
 HOOKSET_DECL bool dispatch_context::do_end_hook() noexcept {

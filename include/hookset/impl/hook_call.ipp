@@ -47,7 +47,8 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
   return entry;
 }
 HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
-                                                    Priority priority, FailurePolicy,
+                                                    Priority priority, FailurePolicy slot_policy,
+                                                    const watched_functions* watched,
                                                     hook_entry::erased_fn sync,
                                                     hook_entry::erased_fn async, bool validates) {
   auto record = std::make_shared<hook_record>();
@@ -58,11 +59,12 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
 
   hook_entry entry;
   entry.object = object;
-  entry.on_failure = FailurePolicy::propagate;
+  entry.on_failure = slot_policy;
   entry.sync = sync;
   entry.async = async;
-  entry.quiet = true;
+  entry.quiet = slot_policy == FailurePolicy::propagate;
   entry.plain = sync && entry.quiet;
+  record->watched = watched;
   entry.record = std::move(record);
   return entry;
 }

@@ -91,12 +91,15 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step conclude_bookkept_hook(
 
 // The table a watched dispatch reaches all of the above through (events.hpp): what names it
 // (an observer, a context, a watched registration) brings that code into the file.
+// (Each entry calls the function of the same name; clang-format 14 cannot lay out a braced list
+// of lambdas.)
+// clang-format off
 struct watched_code_of {
   static constexpr watched_functions table() noexcept {
     return {
         [](dispatch_observers& o, std::string_view slot, Observer* process_wide,
            Observer* set_observer, bool slot_values) noexcept {
-      o.do_begin(slot, process_wide, set_observer, slot_values);
+          o.do_begin(slot, process_wide, set_observer, slot_values);
         },
         [](dispatch_observers& o, std::string_view slot, std::string_view value,
            std::string_view input) noexcept { o.do_result(slot, value, input); },
@@ -105,10 +108,10 @@ struct watched_code_of {
         [](const dispatch_observers& o, std::string_view slot, const hook_entry& hook,
            std::size_t position) noexcept { return o.do_hook_event(slot, hook, position); },
         [](dispatch_observers& o, const HookEvent& event) noexcept {
-      return o.do_tell_hook_begin(event);
-    },
+          return o.do_tell_hook_begin(event);
+        },
         [](dispatch_observers& o, HookEvent& event, hook_clock::ticks hook_start) noexcept {
-      o.do_tell_hook_end(event, hook_start);
+          o.do_tell_hook_end(event, hook_start);
         },
         [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
            std::size_t position) noexcept { return o.do_hook_begin(slot, hook, position); },
@@ -116,21 +119,24 @@ struct watched_code_of {
            std::size_t position, hook_clock::ticks hook_start, HookOutcome outcome,
            std::exception_ptr error, std::string_view decision, std::string_view reason,
            bool rewritten) noexcept {
-      o.do_hook_end(slot, hook, position, hook_start, outcome, std::move(error), decision, reason,
-                    rewritten);
+          o.do_hook_end(slot, hook, position, hook_start, outcome, std::move(error), decision,
+                        reason, rewritten);
         },
         [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
            std::size_t position) noexcept {
-      return o.do_interceptor_begin(slot, interceptor, position);
+          return o.do_interceptor_begin(slot, interceptor, position);
         },
         [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
            std::size_t position, hook_clock::ticks started, std::exception_ptr error) noexcept {
-      o.do_interceptor_end(slot, interceptor, position, started, std::move(error));
+          o.do_interceptor_end(slot, interceptor, position, started, std::move(error));
         },
-        &begin_bookkept_hook, &conclude_bookkept_hook, &hook_time_limit_expired,
-        };
+        &begin_bookkept_hook,
+        &conclude_bookkept_hook,
+        &hook_time_limit_expired,
+    };
   }
 };
+// clang-format on
 
 HOOKSET_DECL const watched_functions watched_code = watched_code_of::table();
 

@@ -258,9 +258,9 @@ inline void dispatch<Kind, mp::mp_list<A...>>::start_concurrent(concurrent_state
       await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
   slot.started = std::chrono::steady_clock::now();
   if (flags_ & hook_events) slot.event_started = observers_.hook_begin(slot_->name, hook, i);
+  // (A hook with a time limit runs in a dispatch with a context: start_watched makes one.)
   if (hook.record->timeout)
-    slot.own_limit.arm(with_context ? context_->executor() : default_executor(),
-                       slot.started + *hook.record->timeout, slot.stop);
+    context_->arm_timer(slot.own_limit, slot.started + *hook.record->timeout, slot.stop);
   {
     std::lock_guard lock(state.mutex);
     ++state.in_flight;

@@ -134,7 +134,11 @@ class dispatch_context {
   // The link the hooks (and companions, and the default) run under.
   const await_context* link() const noexcept { return hook_running_ ? &hook_link_ : &link_; }
 
-  Executor& executor() noexcept { return executor_ ? *executor_ : default_executor(); }
+  Executor& executor() noexcept { return code_->executor(*this); }
+  // Arms `timer` (a concurrent hook's own time limit) on the dispatch's executor.
+  void arm_timer(expiry_timer& timer, clock::time_point when, const hookset::stop_source& source) {
+    code_->arm_timer(*this, timer, when, source);
+  }
 
   // Throws DispatchCancelled or DispatchTimeout when the dispatch was asked to stop (naming
   // `hook` for a deadline that expired while it ran).
@@ -177,6 +181,9 @@ class dispatch_context {
     void (*arm_hook_timer)(dispatch_context&);
     bool (*end_hook)(dispatch_context&) noexcept;
     void (*end)(dispatch_context&) noexcept;
+    Executor& (*executor)(dispatch_context&) noexcept;
+    void (*arm_timer)(dispatch_context&, expiry_timer&, clock::time_point,
+                      const hookset::stop_source&);
     const watched_functions* watched;
   };
   static const functions code;
@@ -189,6 +196,7 @@ class dispatch_context {
   void do_arm_hook_timer();
   bool do_end_hook() noexcept;
   void do_end() noexcept;
+  Executor& do_executor() noexcept { return executor_ ? *executor_ : default_executor(); }
 
   const functions* code_;
   CallOptions options_;
