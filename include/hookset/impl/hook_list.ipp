@@ -92,7 +92,12 @@ HOOKSET_DECL void hook_list::summarize() noexcept {
   any_time_limit = false;
   make_context = nullptr;
   watched = nullptr;
-  for (const hook_entry& e : hooks) {
+  // (Only a hook that is not quiet has a time limit or names the watched code: the records of the
+  // quiet ones, the leading plain hooks among them, are not read - a keyed dispatch summarizes the
+  // list filtered for its key.)
+  for (std::size_t i = leading_plain; i != hooks.size(); ++i) {
+    const hook_entry& e = hooks[i];
+    if (e.quiet) continue;
     any_time_limit = any_time_limit || e.record->timeout.has_value();
     if (e.record->make_context) make_context = e.record->make_context;
     if (e.record->watched) watched = e.record->watched;
