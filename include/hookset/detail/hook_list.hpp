@@ -176,6 +176,11 @@ struct hook_list : configured_companions {
   // it throws.
   HOOKSET_DECL void arrange(std::vector<hook_entry> base, std::string_view slot,
                             const hook_record* checked);
+  // Inserts `entry` into `list` and works out the named order again, checking the names
+  // `entry` gives: what a registration that names an order runs, and what `insert_constrained`
+  // points to.
+  HOOKSET_DECL static void insert_in_named_order(hook_list& list, hook_entry entry,
+                                                 std::string_view slot);
 
   // Recomputes what the engine reads of the list as a whole (after every edit).
   HOOKSET_DECL void summarize() noexcept;

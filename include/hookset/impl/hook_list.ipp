@@ -72,15 +72,18 @@ HOOKSET_DECL void hook_list::arrange(std::vector<hook_entry> base, std::string_v
   hooks.swap(ordered);
   if (constrained) {
     unconstrained.swap(base);
-    insert_constrained = [](hook_list& list, hook_entry entry, std::string_view slot) {
-      const hook_record* added = entry.record.get();
-      std::vector<hook_entry> base = list.unconstrained;
-      base.insert(insertion_point(base, entry), std::move(entry));
-      list.arrange(std::move(base), slot, added);
-    };
+    insert_constrained = &insert_in_named_order;
   } else {
     unconstrained.clear();
   }
+}
+
+HOOKSET_DECL void hook_list::insert_in_named_order(hook_list& list, hook_entry entry,
+                                                   std::string_view slot) {
+  const hook_record* added = entry.record.get();
+  std::vector<hook_entry> base = list.base_order();
+  base.insert(insertion_point(base, entry), std::move(entry));
+  list.arrange(std::move(base), slot, added);
 }
 
 HOOKSET_DECL void hook_list::summarize() noexcept {
@@ -309,12 +312,8 @@ HOOKSET_NOINLINE HOOKSET_DECL void insert_hook_in_named_order(hook_list_owner& o
             (before ? "before '" + record.before.front() : "after '" + record.after.front()) +
             "', but a singleton slot keeps one hook: there is no other to order it against");
   }
-  owner.modify([&](hook_list& list) {
-    const hook_record* added = entry.record.get();
-    std::vector<hook_entry> base = list.base_order();
-    base.insert(insertion_point(base, entry), std::move(entry));
-    list.arrange(std::move(base), slot, added);
-  });
+  owner.modify(
+      [&](hook_list& list) { hook_list::insert_in_named_order(list, std::move(entry), slot); });
 }
 
 // Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
