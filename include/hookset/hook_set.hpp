@@ -544,7 +544,8 @@ class HookSet {
             detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
         auto entry =
             entry_for<S>(object, std::move(owner), std::forward<Options>(options), calls::sync(),
-                         calls::async(), detail::is_validator<std::remove_const_t<target>>);
+                         calls::async(), detail::suspended_driver_for<S, calls::suspends>(),
+                         detail::is_validator<std::remove_const_t<target>>);
         const HookId id = entry.id();
         // (A Priority names no other registration: the named-order code is not needed.)
         insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
@@ -559,14 +560,16 @@ class HookSet {
   template <class S, class Options>
   static detail::hook_entry entry_for(void* object, std::shared_ptr<const void> owner,
                                       Options&& options, detail::hook_entry::erased_fn sync,
-                                      detail::hook_entry::erased_fn async, bool validates) {
+                                      detail::hook_entry::erased_fn async,
+                                      const void* suspended_driver, bool validates) {
     constexpr FailurePolicy policy = detail::descriptor_of<S>.on_failure;
     if constexpr (std::is_same_v<std::remove_cvref_t<Options>, Priority>)
       return detail::make_entry(object, std::move(owner), options, policy,
-                                detail::watched_code_for_policy<policy>(), sync, async, validates);
+                                detail::watched_code_for_policy<policy>(), sync, async,
+                                suspended_driver, validates);
     else
       return detail::make_entry(object, std::move(owner), std::forward<Options>(options), policy,
-                                sync, async, validates);
+                                sync, async, suspended_driver, validates);
   }
 
   template <class S, class Selector, class Hook, class Options>
@@ -604,7 +607,8 @@ class HookSet {
         using calls = detail::interceptor_calls<S, target>;
         auto entry = detail::make_entry(object, std::move(owner), std::move(options),
                                         FailurePolicy::propagate, calls::sync(), calls::async(),
-                                        /*validates=*/false, /*intercepts=*/true);
+                                        detail::suspended_driver_for<S, calls::suspends>(),
+                                        /*validates=*/false, detail::interceptor_code_for<S>());
         const HookId id = entry.id();
         detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
         return id;
@@ -627,10 +631,11 @@ class HookSet {
       detail::check_interceptor_options(options);
       void* raw = nullptr;
       auto owner = holding::hold(std::forward<Interceptor>(interceptor), raw);
-      // One record (one id, one name) for every slot; each slot's entry has its own calls.
-      const detail::hook_entry prototype =
-          detail::make_entry(raw, std::move(owner), std::move(options), FailurePolicy::propagate,
-                             nullptr, nullptr, /*validates=*/false, /*intercepts=*/true);
+      // One id and one name for every slot; each slot's entry has its own calls, and a copy of
+      // the record that names the engine code of the slot's kind.
+      const detail::hook_entry prototype = detail::make_entry(
+          raw, std::move(owner), std::move(options), FailurePolicy::propagate, nullptr, nullptr,
+          nullptr, /*validates=*/false, detail::interceptor_code_for<mp::mp_front<slots>>());
       detail::all_or_nothing<HookSet> transaction(*this);
       try {
         mp::mp_for_each<mp::mp_transform<mp::mp_identity, slots>>([&](auto slot) {
@@ -639,6 +644,10 @@ class HookSet {
           detail::hook_entry entry = prototype;
           entry.sync = calls::sync();
           entry.async = calls::async();
+          auto record = std::make_shared<detail::hook_record>(*prototype.record);
+          record->suspended_driver = detail::suspended_driver_for<S, calls::suspends>();
+          record->interceptor_code = detail::interceptor_code_for<S>();
+          entry.record = std::move(record);
           detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
         });
       } catch (...) {
@@ -685,9 +694,9 @@ class HookSet {
             using S = typename decltype(slot)::type;
             using calls =
                 detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>, S>;
-            auto entry = detail::make_entry(raw, owner, HookOptions(options),
-                                            detail::descriptor_of<S>.on_failure, calls::sync(),
-                                            calls::async());
+            auto entry = detail::make_entry(
+                raw, owner, HookOptions(options), detail::descriptor_of<S>.on_failure,
+                calls::sync(), calls::async(), detail::suspended_driver_for<S, calls::suspends>());
             const HookId id = entry.id();
             insert_hook<S, true>(std::move(entry));
             ids.push_back(id);

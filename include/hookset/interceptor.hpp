@@ -96,6 +96,8 @@ struct interceptor_calls<S, Target, mp::mp_list<A...>> {
       return reinterpret_cast<hook_entry::erased_fn>(&call_sync);
     else return nullptr;
   }
+  // Whether the interceptor may suspend a dispatch (its registration names the driver).
+  static constexpr bool suspends = kind == call_kind::async;
   static hook_entry::erased_fn async() noexcept {
     if constexpr (kind == call_kind::async)
       return reinterpret_cast<hook_entry::erased_fn>(&call_async);

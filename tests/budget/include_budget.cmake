@@ -91,10 +91,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # context, a watched registration), so that a file nothing watches does not contain that code
 # (~270 lines: the two tables, the inline forwarders beside the out-of-line functions they reach,
 # and why).
+# Raised 2026-11-28 to hook_set.hpp +19,860 and hookset.hpp +20,820 (measured +19,833 and
+# +20,792): the engine includes <hookset/coro/sync_wait.hpp> (~230 lines, already part of
+# hookset.hpp through task.hpp), because a dispatch's suspension names the code that waits for
+# it synchronously, with the driver and the interceptor layer, through tables that only what
+# can suspend or intercept names (a coroutine hook's or an interceptor's registration, an
+# asynchronous default); a file whose dispatches cannot suspend does not contain that code.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=19570"
-  "hookset/hookset.hpp=20690")
+  "hookset/hook_set.hpp=19860"
+  "hookset/hookset.hpp=20820")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

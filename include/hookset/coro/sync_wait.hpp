@@ -172,7 +172,10 @@ requires detail::Awaitable<A> HOOKSET_ALWAYS_INLINE detail::sync_wait_result_t<A
   using result_type = detail::sync_wait_result_t<A>;
   auto&& awaiter = detail::get_awaiter(std::forward<A>(awaitable));
   if (awaiter.await_ready()) return awaiter.await_resume();
-  return detail::wait_suspended<result_type>(awaiter);
+  // (A dispatch waits through the code its suspension left: a file whose dispatches cannot
+  // suspend does not contain the coroutine that waits.)
+  if constexpr (requires { awaiter.wait_suspended(); }) return awaiter.wait_suspended();
+  else return detail::wait_suspended<result_type>(awaiter);
 }
 
 }  // namespace hookset

@@ -186,6 +186,12 @@ struct hook_record {
   // The code of a watched dispatch (detail/dispatch/events.hpp), for a registration whose
   // dispatch it always needs (a time limit, a failure policy); null otherwise.
   const watched_functions* watched = nullptr;
+  // What runs a dispatch of the slot on after this registration suspended it (the engine's
+  // driver_code, of the slot's kind), for a coroutine hook or an interceptor; null otherwise.
+  // Only a program that registers one contains the driver.
+  const void* suspended_driver = nullptr;
+  // An interceptor's: the interceptor layer of the slot's kind (the engine's interceptor_code).
+  const void* interceptor_code = nullptr;
 };
 
 // One registered hook. `object` points at the hook; exactly one of sync/async is set. The
@@ -235,14 +241,16 @@ inline HookOptions to_hook_options(HookOptions options) { return options; }
 // The entry of a registration: its record and the erased calls. Not a template: one copy
 // serves every hook (the part that depends on the hook's type is entry_calls). Out of line
 // (<hookset/impl/hook_call.ipp>).
+// `suspended_driver`, `interceptor_code` (not null: an interceptor's): hook_record's.
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
                       FailurePolicy slot_policy, hook_entry::erased_fn sync,
-                      hook_entry::erased_fn async, bool validates = false, bool intercepts = false);
+                      hook_entry::erased_fn async, const void* suspended_driver,
+                      bool validates = false, const void* interceptor_code = nullptr);
 // (A Priority: `watched` is watched_code_for_policy<slot_policy>().)
 hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority priority,
                       FailurePolicy slot_policy, const watched_functions* watched,
                       hook_entry::erased_fn sync, hook_entry::erased_fn async,
-                      bool validates = false);
+                      const void* suspended_driver, bool validates = false);
 // The watched code a registration without HookOptions names in a slot whose failure policy is
 // P: none for Propagate (its entry is quiet), so that only a slot that declares another policy
 // brings it into the file that registers. (Not the context's code: that needs a time limit, which
@@ -265,6 +273,9 @@ struct entry_calls {
       return reinterpret_cast<hook_entry::erased_fn>(&calls::template call_sync<Target, Tag...>);
     else return nullptr;
   }
+  // Whether the hook may suspend a dispatch (its registration names the driver).
+  static constexpr bool suspends = is_stateful_v<std::remove_const_t<Target>> ||
+                                   calls::template kind<Target, Tag...> == call_kind::async;
   static hook_entry::erased_fn async() noexcept {
     if constexpr (is_stateful_v<std::remove_const_t<Target>>)
       return reinterpret_cast<hook_entry::erased_fn>(

@@ -27,6 +27,11 @@
 
 namespace hookset::detail {
 
+// The engine (detail/dispatch/dispatch.hpp), whose driver a slot with an asynchronous default
+// names in its descriptor.
+template <class Kind, class Params>
+class dispatch;
+
 namespace mp = boost::mp11;
 
 template <class O>
@@ -244,6 +249,9 @@ struct slot_descriptor {
   typename Kind::default_async_fn default_async;
   FailurePolicy on_failure;  // for hooks registered without their own
   bool trace_values;         // observers of its dispatches get values (format.hpp)
+  // What runs its dispatch on after the asynchronous default suspended it (the engine's
+  // driver_code); null for a synchronous default.
+  const void* suspended_driver = nullptr;
 };
 
 template <class S, class Params = typename S::parameter_types>
@@ -292,9 +300,13 @@ template <class S>
 constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
   slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>(),
                                          slot_traces_values<S>()};
-  if constexpr (default_call<S>::kind == call_kind::sync)
+  if constexpr (default_call<S>::kind == call_kind::sync) {
     descriptor.default_sync = &default_call<S>::call_sync;
-  else descriptor.default_async = &default_call<S>::call_async;
+  } else {
+    descriptor.default_async = &default_call<S>::call_async;
+    descriptor.suspended_driver =
+        &dispatch<kind_of<S>, typename kind_of<S>::parameters>::suspended_driver;
+  }
   return descriptor;
 }
 template <class S>

@@ -18,22 +18,22 @@ HOOKSET_DECL void check_interceptor_options(const HookOptions& options) {
         "HookOptions::on_failure): bound the dispatch (CallOptions) or its hooks instead");
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_ptr<const void> owner,
-                                                    HookOptions&& options,
-                                                    FailurePolicy slot_policy,
-                                                    hook_entry::erased_fn sync,
-                                                    hook_entry::erased_fn async, bool validates,
-                                                    bool intercepts) {
+HOOKSET_NOINLINE HOOKSET_DECL hook_entry
+make_entry(void* object, std::shared_ptr<const void> owner, HookOptions&& options,
+           FailurePolicy slot_policy, hook_entry::erased_fn sync, hook_entry::erased_fn async,
+           const void* suspended_driver, bool validates, const void* interceptor_code) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = options.priority.value;
   record->validates = validates;
   record->name = std::move(options.name);
   record->timeout = options.timeout;
-  if (options.timeout || intercepts) record->make_context = &make_dispatch_context;
+  record->interceptor_code = interceptor_code;
+  if (options.timeout || interceptor_code) record->make_context = &make_dispatch_context;
   record->before = std::move(options.before);
   record->after = std::move(options.after);
   record->owner = std::move(owner);
+  record->suspended_driver = suspended_driver;
 
   hook_entry entry;
   entry.object = object;
@@ -50,12 +50,14 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
                                                     Priority priority, FailurePolicy slot_policy,
                                                     const watched_functions* watched,
                                                     hook_entry::erased_fn sync,
-                                                    hook_entry::erased_fn async, bool validates) {
+                                                    hook_entry::erased_fn async,
+                                                    const void* suspended_driver, bool validates) {
   auto record = std::make_shared<hook_record>();
   record->id = HookId::next();
   record->priority = priority.value;
   record->validates = validates;
   record->owner = std::move(owner);
+  record->suspended_driver = suspended_driver;
 
   hook_entry entry;
   entry.object = object;

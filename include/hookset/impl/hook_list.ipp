@@ -60,7 +60,8 @@ HOOKSET_DECL hook_list::hook_list(const hook_list& other)
       keyed(other.keyed),
       index_keys(other.index_keys),
       list_for_key(other.list_for_key),
-      insert_constrained(other.insert_constrained) {}
+      insert_constrained(other.insert_constrained),
+      interceptor_code(other.interceptor_code) {}
 
 HOOKSET_DECL void hook_list::arrange(std::vector<hook_entry> base, std::string_view slot,
                                      const hook_record* checked) {
@@ -105,8 +106,11 @@ HOOKSET_DECL void hook_list::summarize() noexcept {
     if (e.record->make_context) make_context = e.record->make_context;
     if (e.record->watched) watched = e.record->watched;
   }
-  for (const hook_entry& e : interceptors)
+  interceptor_code = nullptr;
+  for (const hook_entry& e : interceptors) {
     if (e.record->make_context) make_context = e.record->make_context;
+    interceptor_code = e.record->interceptor_code;
+  }
 }
 
 HOOKSET_DECL void hook_list::release(void* list) noexcept {

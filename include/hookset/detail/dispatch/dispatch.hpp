@@ -50,6 +50,7 @@
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/manual_lifetime.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/diagnostics.hpp>
@@ -341,6 +342,27 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // set.call<S>(...)` work inside an asio::awaitable. Found through hookset_async_call, which
   // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
   using result_type = std::conditional_t<attributes_result, Attributed<output>, output>;
+
+  // What runs a dispatch on after it suspended: its driver (await_suspend) and the wait of a
+  // synchronous caller (hookset::sync_wait). Every suspension leaves a pointer to it
+  // (suspend_into), taken from what suspends: the record of a coroutine hook or of an
+  // interceptor, the slot's descriptor (an asynchronous default), or - a companion or the
+  // concurrent hooks, which this kind may suspend on - this table itself. Only those name it, so
+  // a file whose dispatches cannot suspend does not contain this code.
+  struct driver_code {
+    Task<void> (*drive)(dispatch* self);
+    result_type (*wait)(dispatch& self);
+  };
+  static const driver_code suspended_driver;
+  // The interceptor layer's entry points (intercept.hpp), reached through the pointer an
+  // interceptor's registration leaves in the snapshot (hook_list::interceptor_code): a file
+  // that registers no interceptor for a slot kind does not contain them.
+  struct interceptor_code {
+    bool (*start)(dispatch& self);             // nobody watching, no options
+    bool (*start_in_context)(dispatch& self);  // watched (start_watched)
+    output (*resume)(dispatch& self);          // await_resume after awaiting the first one
+  };
+  static const interceptor_code interceptor_layer;
   template <class CompletionToken>
   auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
       std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
@@ -377,7 +399,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         }
         if (list_->all_plain) return start_all_plain();
         if constexpr (!attributes_result)
-          if (list_->any_interceptor) return start_intercepted<false>();
+          if (list_->any_interceptor) return interceptors()->start(*this);
       }
     }
     return start_watched();
@@ -427,9 +449,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     // (Before the driver starts the pending awaitable: nothing of this dispatch runs yet.)
     if constexpr (!std::derived_from<Promise, await_context_carrier>)
       if (flags_ & has_context) context_->forget_parent();
-    driver_.emplace(drive(this));
+    driver_.emplace(driver_code_->drive(this));
     flags_ |= driving;
     return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
+  }
+
+  // hookset::sync_wait, after await_ready returned false: waits for the rest of the dispatch on
+  // the calling thread, through the code the suspension left.
+  result_type wait_suspended() {
+    if constexpr (attributes_result) {
+      if (delegation_.started) return detail::wait_suspended<result_type>(*this);
+    }
+    return driver_code_->wait(*this);
   }
 
   HOOKSET_ALWAYS_INLINE result_type await_resume() {
@@ -438,7 +469,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     } else {
       if (flags_ & driving) [[unlikely]] {
         if (awaits_interceptor_directly()) [[unlikely]]
-          return resume_interceptor();
+          return interceptors()->resume(*this);
         get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
       }
       if constexpr (Kind::has_producer) return std::move(*output_);
@@ -504,7 +535,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
-          if (start_intercepted_in_context()) {
+          if (interceptors()->start_in_context(*this)) {
             complete(nullptr);
             return true;
           }
@@ -588,6 +619,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (owned) flags_ |= holds_list;
   }
 
+  // The snapshot's interceptor layer (it has interceptors).
+  const interceptor_code* interceptors() const noexcept {
+    return static_cast<const interceptor_code*>(list_->interceptor_code);
+  }
   // Whether this dispatch is the rest of an intercepted one.
   intercept_link* intercepted_by() const noexcept {
     return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
@@ -647,11 +682,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
 
-  void suspend_into(pending_kind kind, step then) noexcept {
+  void suspend_into(pending_kind kind, step then, const void* code) noexcept {
     if (flags_ & hook_events) observers_.forget_boundary();
     pending_ = kind;
     resume_ = then;
+    driver_code_ = driver_code_from(code);
     flags_ |= suspended;
+  }
+  // The driver code a suspension left (`code`: a record's or the descriptor's, for this kind
+  // without attribution). An attributing dispatch names its own: a registration names the code
+  // of the kind without.
+  static const driver_code* driver_code_from(const void* code) noexcept {
+    if constexpr (attributes_result) return &suspended_driver;
+    else return static_cast<const driver_code*>(code);
   }
 
   // Calls fn(object, args..., extra...) with the bound arguments as the slot declares them.
@@ -696,7 +739,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           return after_verdict(chain(std::as_const(*value_)));
         } else {
           pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*value_))));
-          suspend_into(pending_kind::flow, &dispatch::resume_after_verdict);
+          suspend_into(pending_kind::flow, &dispatch::resume_after_verdict, &suspended_driver);
           return next::suspended;
         }
       });
@@ -867,7 +910,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         return true;
       }
       pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
-      suspend_into(pending_kind::output, then);
+      suspend_into(pending_kind::output, then, slot_->suspended_driver);
       return false;
     } else {
       produced_by(nullptr);
@@ -881,7 +924,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   HOOKSET_NOINLINE bool call_default_async(step then) {
     pending_value_.emplace(call_with_args(default_async_, nullptr));
-    suspend_into(pending_kind::value, then);
+    suspend_into(pending_kind::value, then, slot_->suspended_driver);
     return false;
   }
   template <class Companion, class Input>
@@ -893,7 +936,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return true;
     } else {
       pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
-      suspend_into(pending_kind::output, &dispatch::complete);
+      suspend_into(pending_kind::output, &dispatch::complete, &suspended_driver);
       return false;
     }
   }
@@ -1111,7 +1154,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             // The first hook that suspends: it and every later one run concurrently, driven
             // by the driver (run_concurrently), which then finishes the dispatch.
             if (!hook.sync) {
-              suspend_into(pending_kind::concurrent, &dispatch::finish);
+              suspend_into(pending_kind::concurrent, &dispatch::finish, &suspended_driver);
               return next::suspended;
             }
           }
@@ -1220,7 +1263,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           }
         } else {
           pending_value_.emplace(start_async_hook(hook));
-          suspend_into(pending_kind::hook, nullptr);  // (after_hook takes it)
+          suspend_into(pending_kind::hook, nullptr, hook.record->suspended_driver);  // (after_hook)
           return hook_step::suspended;
         }
       } catch (...) {
@@ -1313,7 +1356,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // interceptors whose next() was called (interceptors_started).
   template <bool watched>
   HOOKSET_NOINLINE bool start_intercepted();
-  HOOKSET_NOINLINE bool start_intercepted_in_context();
+  bool start_intercepted_in_context();
   bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
   bool start_as_rest(const dispatch& outer, intercept_link& link);
   std::size_t& interceptors_started() noexcept { return produced_; }
@@ -1345,7 +1388,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     else if constexpr (!std::is_void_v<output>) value_ = std::forward<Produced>(produced);
   }
   // await_resume after await_suspend handed over to the first interceptor.
-  HOOKSET_NOINLINE output resume_interceptor() {
+  output resume_interceptor() {
     return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
   }
 
@@ -1445,6 +1488,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Suspension: the step that takes the pending value, the hook that produces it.
   step resume_;
+  const driver_code* driver_code_;  // what the suspension left (suspend_into)
   const entry* current_;
   late<Task<result>> pending_value_;
   [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value>
@@ -1455,5 +1499,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // An intercepted dispatch: its first interceptor's Task while nothing awaits it yet.
   late<Task<output>> pending_intercepted_;
 };
+
+// The driver code a registration for S names: that of S's kind when the registered callable may
+// suspend a dispatch (a coroutine), else none.
+template <class S, bool Suspends>
+constexpr const void* suspended_driver_for() noexcept {
+  if constexpr (Suspends) return &dispatch<kind_of<S>>::suspended_driver;
+  else return nullptr;
+}
+
+// The interceptor layer an interceptor's registration for S names (the code of S's kind).
+template <class S>
+constexpr const void* interceptor_code_for() noexcept {
+  return &dispatch<kind_of<S>>::interceptor_layer;
+}
 
 }  // namespace hookset::detail

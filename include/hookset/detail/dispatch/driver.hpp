@@ -11,6 +11,11 @@
 
 namespace hookset::detail {
 
+template <class Kind, class... A>
+const typename dispatch<Kind, mp::mp_list<A...>>::driver_code
+    dispatch<Kind, mp::mp_list<A...>>::suspended_driver{
+        &dispatch::drive, &detail::wait_suspended<result_type, dispatch>};
+
 // The rest of a dispatch that had to wait: await what the steps left pending, take its
 // outcome, resume the step that takes it (take_pending_outcome), repeat. One place awaits,
 // whatever is pending (a hook, the default, a companion, the concurrent hooks, the first

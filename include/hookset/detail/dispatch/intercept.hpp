@@ -50,6 +50,7 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
   hold_list();  // suspending: as start_watched (taken while the scope still protects it)
   pending_ = pending_kind::intercepted;
   resume_ = &dispatch::finish_intercepted;  // (for the driver; await_suspend may await it itself)
+  driver_code_ = driver_code_from(list_->interceptors.front().record->suspended_driver);
   flags_ |= suspended;
   return false;
 }
@@ -57,7 +58,14 @@ HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted() {
 // start_intercepted, for a dispatch with a context or observers: what the first interceptor
 // runs synchronously sees the dispatch's stop token and executor.
 template <class Kind, class... A>
-HOOKSET_NOINLINE bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_in_context() {
+const typename dispatch<Kind, mp::mp_list<A...>>::interceptor_code
+    dispatch<Kind, mp::mp_list<A...>>::interceptor_layer{
+        [](dispatch& self) { return self.template start_intercepted<false>(); },
+        [](dispatch& self) { return self.start_intercepted_in_context(); },
+        [](dispatch& self) -> output { return self.resume_interceptor(); }};
+
+template <class Kind, class... A>
+bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_in_context() {
   await_context_scope scope((flags_ & has_context) ? context_->link() : scoped_context());
   return start_intercepted<true>();
 }
