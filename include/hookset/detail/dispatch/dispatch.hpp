@@ -352,6 +352,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   struct driver_code {
     Task<void> (*drive)(dispatch* self);
     result_type (*wait)(dispatch& self);
+    // Starts the asynchronous default (call_default_async), `then` the step that takes it.
+    bool (*call_default)(dispatch& self, bool (dispatch::*then)());
   };
   static const driver_code suspended_driver;
   // The interceptor layer's entry points (intercept.hpp), reached through the pointer an
@@ -909,9 +911,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         output_.emplace(default_outcome(call_with_args(default_sync_, nullptr)));
         return true;
       }
-      pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
-      suspend_into(pending_kind::output, then, slot_->suspended_driver);
-      return false;
+      return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
     } else {
       produced_by(nullptr);
       if (default_sync_) [[likely]] {
@@ -919,12 +919,19 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         else value_ = call_with_args(default_sync_, nullptr);
         return true;
       }
-      return call_default_async(then);
+      return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
     }
   }
-  HOOKSET_NOINLINE bool call_default_async(step then) {
-    pending_value_.emplace(call_with_args(default_async_, nullptr));
-    suspend_into(pending_kind::value, then, slot_->suspended_driver);
+  // Reached through the descriptor's driver code: only a slot with an asynchronous default
+  // names it.
+  bool call_default_async(step then) {
+    if constexpr (Kind::is_pipeline) {
+      pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
+      suspend_into(pending_kind::output, then, &suspended_driver);
+    } else {
+      pending_value_.emplace(call_with_args(default_async_, nullptr));
+      suspend_into(pending_kind::value, then, &suspended_driver);
+    }
     return false;
   }
   template <class Companion, class Input>
