@@ -354,6 +354,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     result_type (*wait)(dispatch& self);
     // Starts the asynchronous default (call_default_async), `then` the step that takes it.
     bool (*call_default)(dispatch& self, bool (dispatch::*then)());
+    // The driver ended (await_resume): rethrows its failure.
+    void (*end)(dispatch& self);
   };
   static const driver_code suspended_driver;
   // The interceptor layer's entry points (intercept.hpp), reached through the pointer an
@@ -472,7 +474,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (flags_ & driving) [[unlikely]] {
         if (awaits_interceptor_directly()) [[unlikely]]
           return interceptors()->resume(*this);
-        get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
+        driver_code_->end(*this);  // rethrows the driver's error
       }
       if constexpr (Kind::has_producer) return std::move(*output_);
       else if constexpr (!std::is_void_v<output>) return std::move(*value_);
@@ -488,7 +490,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (delegation_.started)
       return {delegation_.plain.get().await_resume(), delegation_.interceptor,
               std::move(delegation_.name)};
-    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();
+    if (flags_ & driving) driver_code_->end(*this);
     output& produced = [&]() -> output& {
       if constexpr (Kind::has_producer) return *output_;
       else return *value_;
