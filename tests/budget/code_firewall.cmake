@@ -20,12 +20,14 @@ if(NOT COMPILER_ID STREQUAL "GNU")
   return()
 endif()
 
-# <what>=<regular expression over `nm -C` output>
+# <what>=<regular expression over `nm -C` output>. (Of the interceptor layer, the await_resume of
+# a first interceptor that is a coroutine, resume_interceptor, stays named by every dispatch: a
+# direct call there saves a coroutine interceptor's dispatch 2 instructions, for 0.2 KB.)
 set(firewalled
   "the driver of a suspended dispatch=::drive\\("
   "the synchronous wait of a suspended dispatch=drive_awaiter"
   "the outcome of what a dispatch awaited=take_pending_outcome"
-  "the interceptor layer=start_intercepted|call_interceptor|resume_interceptor"
+  "the interceptor layer=start_intercepted|call_interceptor"
   "the named order=named_order"
   "the dispatch context=dispatch_context::"
   "the watched code=watched_code|dispatch_observers::do_|conclude_bookkept_hook")

@@ -343,6 +343,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // <hookset/asio.hpp> declares: without it, a dispatch is no Asio operation.
   using result_type = std::conditional_t<attributes_result, Attributed<output>, output>;
 
+  template <class CompletionToken>
+  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
+      std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
+    return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
+  }
+
+  // ---- code reached through pointers -------------------------------------------------------
+
   // What runs a dispatch on after it suspended: its driver (await_suspend) and the wait of a
   // synchronous caller (hookset::sync_wait). Every suspension leaves a pointer to it
   // (suspend_into), taken from what suspends: the record of a coroutine hook or of an
@@ -354,8 +362,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     result_type (*wait)(dispatch& self);
     // Starts the asynchronous default (call_default_async), `then` the step that takes it.
     bool (*call_default)(dispatch& self, bool (dispatch::*then)());
-    // The driver ended (await_resume): rethrows its failure.
-    void (*end)(dispatch& self);
   };
   static const driver_code suspended_driver;
   // The interceptor layer's entry points (intercept.hpp), reached through the pointer an
@@ -364,14 +370,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   struct interceptor_code {
     bool (*start)(dispatch& self);             // nobody watching, no options
     bool (*start_in_context)(dispatch& self);  // watched (start_watched)
-    output (*resume)(dispatch& self);          // await_resume after awaiting the first one
   };
   static const interceptor_code interceptor_layer;
-  template <class CompletionToken>
-  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
-      std::declval<dispatch&&>(), std::forward<CompletionToken>(token))) {
-    return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
-  }
 
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
@@ -473,8 +473,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     } else {
       if (flags_ & driving) [[unlikely]] {
         if (awaits_interceptor_directly()) [[unlikely]]
-          return interceptors()->resume(*this);
-        driver_code_->end(*this);  // rethrows the driver's error
+          return resume_interceptor();
+        get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
       }
       if constexpr (Kind::has_producer) return std::move(*output_);
       else if constexpr (!std::is_void_v<output>) return std::move(*value_);
@@ -490,7 +490,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (delegation_.started)
       return {delegation_.plain.get().await_resume(), delegation_.interceptor,
               std::move(delegation_.name)};
-    if (flags_ & driving) driver_code_->end(*this);
+    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();
     output& produced = [&]() -> output& {
       if constexpr (Kind::has_producer) return *output_;
       else return *value_;
@@ -1397,7 +1397,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     else if constexpr (!std::is_void_v<output>) value_ = std::forward<Produced>(produced);
   }
   // await_resume after await_suspend handed over to the first interceptor.
-  output resume_interceptor() {
+  HOOKSET_NOINLINE output resume_interceptor() {
     return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
   }
 

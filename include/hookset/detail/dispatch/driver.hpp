@@ -15,8 +15,7 @@ template <class Kind, class... A>
 const typename dispatch<Kind, mp::mp_list<A...>>::driver_code
     dispatch<Kind, mp::mp_list<A...>>::suspended_driver{
         &dispatch::drive, &detail::wait_suspended<result_type, dispatch>,
-        [](dispatch& self, step then) { return self.call_default_async(then); },
-        [](dispatch& self) { get_awaiter(std::move(self.driver_.get())).await_resume(); }};
+        [](dispatch& self, step then) { return self.call_default_async(then); }};
 
 // The rest of a dispatch that had to wait: await what the steps left pending, take its
 // outcome, resume the step that takes it (take_pending_outcome), repeat. One place awaits,

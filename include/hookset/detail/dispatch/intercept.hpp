@@ -61,8 +61,7 @@ template <class Kind, class... A>
 const typename dispatch<Kind, mp::mp_list<A...>>::interceptor_code
     dispatch<Kind, mp::mp_list<A...>>::interceptor_layer{
         [](dispatch& self) { return self.template start_intercepted<false>(); },
-        [](dispatch& self) { return self.start_intercepted_in_context(); },
-        [](dispatch& self) -> output { return self.resume_interceptor(); }};
+        [](dispatch& self) { return self.start_intercepted_in_context(); }};
 
 template <class Kind, class... A>
 bool dispatch<Kind, mp::mp_list<A...>>::start_intercepted_in_context() {
