@@ -8,8 +8,8 @@
 # A source directory (Catch2's own, e.g. `git archive v3.7.1` of github.com/catchorg/Catch2) is
 # first built and installed to a scratch prefix under ${TMPDIR:-/tmp} (C++20, the same compiler;
 # nothing is written into hookset's tree but build/). Then hookset is configured like the `gcc`
-# preset (Debug, -D_GLIBCXX_ASSERTIONS, tests and examples) in build/catch2-v3 with
-# -DCMAKE_PREFIX_PATH=<prefix>, built, and its whole CTest suite run. The check fails if the
+# preset (Debug, -D_GLIBCXX_ASSERTIONS, tests and examples), every unit test program included,
+# in build/catch2-v3 with -DCMAKE_PREFIX_PATH=<prefix>, built, and its whole CTest suite run. The check fails if the
 # configure did not pick Catch2 3.x, if anything fails to build, or if a test fails, except the
 # tests named in HOOKSET_EXPECTED_FAILURES (a regex for `ctest -E`, default none).
 #
@@ -59,7 +59,9 @@ else
 fi
 
 echo "==== hookset with Catch2 from $prefix -> $dir"
-configure=(cmake --preset gcc -B "$dir" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_PREFIX_PATH="$prefix")
+# Every unit test program too (the gcc preset itself leaves them to gcc-asan).
+configure=(cmake --preset gcc -B "$dir" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_PREFIX_PATH="$prefix"
+           -DHOOKSET_UNIT_TESTS_ONLY=)
 if ! "${configure[@]}" >"$log-configure.log" 2>&1; then
   rm -rf "$dir"
   if ! "${configure[@]}" >"$log-configure.log" 2>&1; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# hookset's test command: every test, with GCC and Clang, then GCC with ASan+UBSan, then the
-# threading tests with ThreadSanitizer.
+# hookset's test command: every test, with GCC and Clang (GCC's build of the unit test programs
+# is the ASan+UBSan one), then the threading tests with ThreadSanitizer.
 #
 #   bash scripts/test.sh
 #
@@ -16,16 +16,18 @@
 # Build type: Debug (-O0 -g1: line tables) for the GCC and Clang trees, because compile time dominates (the
 # tests are template/coroutine heavy and quick to run) and -O0 is the fastest to compile and the
 # easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no ABI change).
-# The ASan+UBSan tree is Debug too: ASan and UBSan at -O1 cost GCC 1.65x the compile time of -O0
-# and it is the longest stage; the optimised coroutine code paths run under sanitizers in the
+# The ASan+UBSan tree is Debug too (ASan and UBSan at -O1 cost GCC 1.65x the compile time of -O0)
+# and GCC's only build of the unit test programs with Boost 1.81 (with -Werror; the gcc tree
+# builds everything else); UBSan's alignment and null checks are left out there (at -O0 they
+# double its compile time); the optimised coroutine code paths run under sanitizers in the
 # fuzz stage (clang++-16, -O1, ASan+UBSan) and under TSan (GCC, -O1). scripts/main.sh builds
 # everything at -O2.
 #
 # Then clang++-16 with libc++, and the core against Boost 1.74 (the oldest supported). Last, two
-# stages side by side: the ThreadSanitizer tree (one job), which builds only the multi-threaded
-# tests (tests/threads/, tests/asio/, ...: TSan cannot find anything in single-threaded code)
-# and runs them at -O1 -g1 (any TSan report fails the stage: TSan exits 66), and the libFuzzer
-# target (clang++-16, two jobs) fuzzed for HOOKSET_FUZZ_SECONDS. The soak test (tests/soak) runs
+# stages side by side: the ThreadSanitizer tree (its tests one at a time), which builds only the
+# multi-threaded tests (tests/threads/, tests/asio/, ...: TSan cannot find anything in
+# single-threaded code) and runs them at -O1 -g1 (any TSan report fails the stage: TSan exits
+# 66), and the libFuzzer target (clang++-16, -O0) fuzzed for HOOKSET_FUZZ_SECONDS. The soak test (tests/soak) runs
 # scaled down in every tree and under TSan; scripts/soak.sh runs it at full size.
 #
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
@@ -60,6 +62,7 @@ fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 #   configured from its arguments alone: `cmake -S . -B build/<name> -G Ninja <cmake -D args>`.
 #   STAGE_TARGETS="t1 t2": build only these targets (default: the build preset's, or everything)
 #   STAGE_RUNNER="cmd args": run ctest under this command
+#   STAGE_TEST_JOBS=n: run n tests at once (default: $JOBS, the build's jobs)
 stage() {
   local name=$1 cxx=$2 ctest_args=${3:-}
   shift $(($# < 3 ? $# : 3))
@@ -110,9 +113,9 @@ stage() {
 
   local t2=$SECONDS test_command
   if [ -n "$preset" ]; then
-    test_command=(ctest --preset "$preset" -j "$JOBS")
+    test_command=(ctest --preset "$preset" -j "${STAGE_TEST_JOBS:-$JOBS}")
   else
-    test_command=(ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS")
+    test_command=(ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "${STAGE_TEST_JOBS:-$JOBS}")
   fi
   # shellcheck disable=SC2086  # ctest_args is a word list on purpose
   # shellcheck disable=SC2086  # so is STAGE_RUNNER
@@ -158,9 +161,10 @@ join_background_stage() {
 }
 
 # The configurations live in CMakePresets.json (configure, build and test presets of these
-# names): Debug + -D_GLIBCXX_ASSERTIONS for gcc and clang (gcc also builds the benchmarks),
-# Debug with ASan+UBSan (not the compiler-only compile-fail snippets, nor the model-based
-# programs the fuzz stage runs under the same sanitizers), -O1 -g1 with TSan (the multi-threaded
+# names): Debug + -D_GLIBCXX_ASSERTIONS for gcc (everything but the unit test programs, and the
+# benchmarks) and clang, Debug with ASan+UBSan (the unit test programs; not the compiler-only
+# compile-fail snippets, nor the model-based programs the fuzz stage runs under the same
+# sanitizers), -O1 -g1 with TSan (the multi-threaded
 # tests only), and the sanitizer options. docs/testing.md has a table of what each stage runs.
 stage gcc "$GCC"
 stage clang "$CLANG"
@@ -208,11 +212,12 @@ if setarch "$(uname -m)" -R true >/dev/null 2>&1; then tsan_runner="setarch $(un
 # corpus, and every regression input replayed; the same compiler and sanitizers at -O1 also
 # build the lifetime, interceptor and cancellation tests (Clang's optimised coroutines are
 # where a thread_local address cached across a suspension shows). It runs beside the TSan
-# stage: the fuzz target is one translation unit that outlasts the whole TSan build, so the
-# fuzz stage builds with two jobs (its tests beside the fuzz target) and TSan with one.
+# stage, both building with two jobs (each build alone leaves a core idle at its end: the fuzz
+# target is one long translation unit); TSan runs its tests one at a time, as their timing
+# under TSan is what they check, while the fuzzer runs beside them.
 FUZZ_CXX=${HOOKSET_FUZZ_CXX:-$(pick clang++-16)}
-BACKGROUND_JOBS=2 stage_in_background fuzz "$FUZZ_CXX"
-JOBS=1 STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
+BACKGROUND_JOBS=$JOBS stage_in_background fuzz "$FUZZ_CXX"
+STAGE_TEST_JOBS=1 STAGE_RUNNER="$tsan_runner" stage "$tsan_stage" "$tsan_cxx"
 join_background_stage
 
 echo
