@@ -632,7 +632,9 @@ class HookSet {
       void* raw = nullptr;
       auto owner = holding::hold(std::forward<Interceptor>(interceptor), raw);
       // One id and one name for every slot; each slot's entry has its own calls, and a copy of
-      // the record that names the engine code of the slot's kind.
+      // the record that names the engine code of the slot's kind. (The prototype is an
+      // interceptor's record like any other - the first slot's - so it has what an
+      // interceptor's record needs, the dispatch context's maker among it.)
       const detail::hook_entry prototype = detail::make_entry(
           raw, std::move(owner), std::move(options), FailurePolicy::propagate, nullptr, nullptr,
           nullptr, /*validates=*/false, detail::interceptor_code_for<mp::mp_front<slots>>());

@@ -97,10 +97,15 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # it synchronously, with the driver and the interceptor layer, through tables that only what
 # can suspend or intercept names (a coroutine hook's or an interceptor's registration, an
 # asynchronous default); a file whose dispatches cannot suspend does not contain that code.
+# Raised 2026-11-29 to hook_set.hpp +19,900 and hookset.hpp +20,860 (measured +19,880 and
+# +20,839): ~50 lines of small out-of-line functions and why they are out of line (the text of
+# a pipeline decision, an attributed aggregate's element, a verdict slot's substituted output,
+# the one copy of a kind's rules that its plain and watched starts share), which take 1-9 KB
+# of object code off each Aggregate, Pipeline, verdict and Concurrent slot kind.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=19860"
-  "hookset/hookset.hpp=20820")
+  "hookset/hook_set.hpp=19900"
+  "hookset/hookset.hpp=20860")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -143,7 +143,6 @@ struct hook_list : configured_companions {
   // all_plain, so the lean dispatch paths never look at them.
   std::vector<hook_entry> interceptors;
   std::vector<hook_entry> interceptors_base;
-  bool any_interceptor = false;  // kept by summarize()
   // Keyed slots: the per-key lists derived from `hooks`, and what derives them again after
   // every change (null for a slot that is not keyed). The list knows them only through these
   // pointers, which the keyed index (detail/keyed_index.hpp, built on this header) sets: the
@@ -162,6 +161,8 @@ struct hook_list : configured_companions {
   // The interceptor layer of the slot's kind (the engine's interceptor_code), which every
   // interceptor's registration names; kept by summarize(), null without interceptors.
   const void* interceptor_code = nullptr;
+
+  bool any_interceptor() const noexcept { return interceptor_code != nullptr; }
 
   hook_list() = default;
   HOOKSET_DECL hook_list(const hook_list& other);
@@ -252,8 +253,9 @@ class hook_list_owner {
   // After `edit`: the list edited in place is summarized again, an edited copy made current (it
   // is dropped if deriving its keyed index throws).
   void finish_edit(hook_list* edited);
-  // Lets go of the set's reference, parking it while a synchronous dispatch runs here.
-  HOOKSET_DECL static void retire(hook_list* list) noexcept;
+  // Lets go of the set's reference, parking it while a synchronous dispatch runs here. (Out of
+  // line: inlined, it put ~0.6 KB per slot into every HookSet's destructor.)
+  HOOKSET_NOINLINE HOOKSET_DECL static void retire(hook_list* list) noexcept;
 
   hook_list* list_ = nullptr;
 };

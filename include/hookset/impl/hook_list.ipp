@@ -56,7 +56,6 @@ HOOKSET_DECL hook_list::hook_list(const hook_list& other)
       watched(other.watched),
       interceptors(other.interceptors),
       interceptors_base(other.interceptors_base),
-      any_interceptor(other.any_interceptor),
       keyed(other.keyed),
       index_keys(other.index_keys),
       list_for_key(other.list_for_key),
@@ -90,9 +89,8 @@ HOOKSET_DECL void hook_list::insert_in_named_order(hook_list& list, hook_entry e
 HOOKSET_DECL void hook_list::summarize() noexcept {
   leading_plain = 0;
   while (leading_plain != hooks.size() && hooks[leading_plain].plain) ++leading_plain;
-  any_interceptor = !interceptors.empty();
   hooks_plain = leading_plain == hooks.size();
-  all_plain = hooks_plain && !any_interceptor;
+  all_plain = hooks_plain && interceptors.empty();
   any_time_limit = false;
   make_context = nullptr;
   watched = nullptr;
@@ -150,7 +148,8 @@ HOOKSET_NOINLINE HOOKSET_DECL void hook_list_owner::finish_edit(hook_list* edite
   retire(std::exchange(list_, fresh.release()));
 }
 
-HOOKSET_DECL void hook_list_owner::retire(hook_list* list) noexcept {
+void hook_list_owner::retire(
+    hook_list* list) noexcept {  // (inline as declared, in header-only mode)
   if (!list) return;
   if (!in_sync_dispatch()) return hook_list::release(list);
   try {

@@ -380,13 +380,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
       // for the key is this dispatch's own, released with it, on every path). With
       // interceptors, the key the last one passes to next() is looked up (start_as_rest).
-      if (list_ && list_->list_for_key && !list_->any_interceptor) take_list_for_key();
+      if (list_ && list_->list_for_key && !list_->any_interceptor()) take_list_for_key();
     }
     if constexpr (attributes_result) {
       if (list_) {
         // Interceptors have the last word (start_delegated). Else the snapshot is held to the
         // end: await_resume reads the producer's registration, which a hook may have removed.
-        if (list_->any_interceptor) return start_delegated();
+        if (list_->any_interceptor()) return start_delegated();
         hold_list();
       }
     }
@@ -403,7 +403,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         }
         if (list_->all_plain) return start_all_plain();
         if constexpr (!attributes_result)
-          if (list_->any_interceptor) return interceptors()->start(*this);
+          if (list_->any_interceptor()) return interceptors()->start(*this);
       }
     }
     return start_watched();
@@ -538,7 +538,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
                                                  : nullptr;
       if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
-        if (list_ && list_->any_interceptor && !intercepted_by()) [[unlikely]] {
+        if (list_ && list_->any_interceptor() && !intercepted_by()) [[unlikely]] {
           if (interceptors()->start_in_context(*this)) {
             complete(nullptr);
             return true;
@@ -560,7 +560,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (Kind::has_aggregate)
         outputs_.reserve(count_ + 1);  // the vector the aggregate receives
       sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
-      if (start()) {
+      if (start_once()) {
         complete(nullptr);
         return true;
       }
@@ -637,7 +637,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // spare, and a wider field costs every dispatch): only while the snapshot is valid - held
   // (a suspended dispatch) or inside the synchronous run.
   bool intercepting() const noexcept {
-    return list_ && list_->any_interceptor && !intercepted_by();
+    return list_ && list_->any_interceptor() && !intercepted_by();
   }
 
   // Nothing to report and nothing to stop: the first interceptor's Task is awaited by
@@ -732,7 +732,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return finish();
   }
   HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
-  HOOKSET_ALWAYS_INLINE bool after_head() { return continue_after(take_output()); }
+  bool after_head() { return continue_after(take_output()); }
   HOOKSET_ALWAYS_INLINE next take_output() {
     if constexpr (Kind::is_pipeline) {
       return take_decision();
@@ -818,6 +818,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
   HOOKSET_ALWAYS_INLINE void collect() {
+    if constexpr (attributed) collect_attributed();
+    else if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
+  }
+  // (Out of line: inlined into each hook loop, the element and its producer's name took
+  // 1-2 KB of each.)
+  HOOKSET_NOINLINE void collect_attributed() {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched()) [[unlikely]]
         watch->seen(producer_, &*value_);
@@ -834,8 +840,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       } else {
         outputs_.emplace_back(attribute{*value_, producer_});
       }
-    } else if constexpr (Kind::has_aggregate) {
-      outputs_.push_back(std::move(*value_));
     }
   }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
@@ -997,10 +1001,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
     if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    if (start()) return true;
+    if (start_once()) return true;
     hold_list();  // suspending (an asynchronous default or companion): as start_watched
     return false;
   }
+  // start(), for start_plain and start_watched: inline for the kinds with a lean loop of their
+  // own (which start_plain only backs up), else one out-of-line copy of the rules and the hook
+  // loop that both call (each held a copy: 1-2 KB per kind).
+  HOOKSET_ALWAYS_INLINE bool start_once() {
+    if constexpr (plain_fold_loop || plain_chain_loop) return start();
+    else return start_outlined();
+  }
+  HOOKSET_NOINLINE bool start_outlined() { return start(); }
   HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
   HOOKSET_NOINLINE bool run_plain_fold() {
     if (!plain_fold_runs(*list_, default_sync_)) [[unlikely]]
@@ -1161,9 +1173,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             if (!hook.plain) break;
           } else if constexpr (B == bookkeeping::bookkept && Kind::is_concurrent) {
             // The first hook that suspends: it and every later one run concurrently, driven
-            // by the driver (run_concurrently), which then finishes the dispatch.
+            // by the driver (run_concurrently), which then finishes the dispatch. The driver is
+            // the one that hook's registration names, as for any coroutine hook: a file whose
+            // concurrent slots have only synchronous hooks does not contain it.
             if (!hook.sync) {
-              suspend_into(pending_kind::concurrent, &dispatch::finish, &suspended_driver);
+              suspend_into(pending_kind::concurrent, &dispatch::finish,
+                           hook.record->suspended_driver);
               return next::suspended;
             }
           }
@@ -1230,7 +1245,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (is_void) call_with_args(sync, hook.object);
     else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, std::move(value_));
-    else value_ = call_with_args(sync, hook.object);
+    // (Made in place: assigning a variant result - a pipeline's decision - is its converting
+    // move for every pair of alternatives, 1 KB of code.)
+    else value_.emplace(call_with_args(sync, hook.object));
   }
   // Calls a fold hook with `last` as the erased call takes it (last_wire).
   template <class Fn>
@@ -1281,7 +1298,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     const hook_step step = conclude_hook(hook, std::move(error));
     if constexpr (!is_void)
-      if (step == hook_step::produced) value_ = std::move(*output);
+      if (step == hook_step::produced) value_.emplace(std::move(*output));  // (as call_plain)
     return step;
   }
   // The Task of an asynchronous hook (not started: Tasks are lazy).
@@ -1321,11 +1338,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (step == hook_step::skipped) return step;
       if constexpr (substitutes)
         if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
-          value_.emplace(Kind::aggregate::failed_hook_output(error));
+          substitute_failed_output(error);
     }
     ++produced_;
     produced_by(&hook);
     return step;
+  }
+  // (Out of line: the rare path, whose verdict holds strings.)
+  HOOKSET_NOINLINE void substitute_failed_output(const std::exception_ptr& error) {
+    if constexpr (substitutes) value_.emplace(Kind::aggregate::failed_hook_output(error));
   }
   // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
   // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.
@@ -1341,8 +1362,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
     const hook_step step = conclude_hook(*current_, std::move(error));
     if (step == hook_step::skipped) return run_hooks();
-    if constexpr (!is_void)  // (substituted: value_ holds the output made of the failure)
-      if (step != hook_step::substituted) value_ = std::move(output);
+    if constexpr (!is_void) {  // (substituted: value_ holds the output made of the failure)
+      if (step != hook_step::substituted) {
+        if (output) value_.emplace(std::move(*output));  // (as call_plain)
+        else value_.reset();
+      }
+    }
     return continue_after(take_output());
   }
 

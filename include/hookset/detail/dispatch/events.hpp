@@ -32,16 +32,23 @@ inline constexpr bool is_complete = false;
 template <class T>
 inline constexpr bool is_complete<Complete<T>> = true;
 
+// "<kind>(<carried>)". (Not a template, out of line: every decision's text is joined by this one
+// copy; <hookset/impl/events.ipp>.)
+std::string decision_text(std::string_view kind, std::string_view carried);
+
 // A pipeline decision as text: its kind, and what it carries ("complete(<output>)",
 // "reject(<reason>)", "rewrite(<input>)", "pass", or a custom kind's type name).
 template <class Decided>
 std::string render_decision(const Decided& decided) {
   if constexpr (std::is_same_v<Decided, Pass>) return "pass";
-  else if constexpr (is_rewrite<Decided>) return "rewrite(" + render_value(decided.input) + ")";
-  else if constexpr (is_complete<Decided>) return "complete(" + render_value(decided.output) + ")";
-  else if constexpr (std::is_same_v<Decided, Reject>) return "reject(" + decided.reason + ")";
+  else if constexpr (is_rewrite<Decided>)
+    return decision_text("rewrite", render_value(decided.input));
+  else if constexpr (is_complete<Decided>)
+    return decision_text("complete", render_value(decided.output));
+  else if constexpr (std::is_same_v<Decided, Reject>)
+    return decision_text("reject", decided.reason);
   else if constexpr (formattable<Decided>)
-    return std::string(unqualified(type_name<Decided>)) + "(" + render_value(decided) + ")";
+    return decision_text(unqualified(type_name<Decided>), render_value(decided));
   else return std::string(unqualified(type_name<Decided>));
 }
 
