@@ -715,7 +715,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool start() {
     if constexpr (Kind::is_always) {
       if (!call_default(&dispatch::after_head)) return false;
-      return after_head();
+      if constexpr (Kind::has_aggregate) return after_head();  // (below)
+      else return after_head_inline();
     } else {
       return run_hooks();
     }
@@ -732,7 +733,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return finish();
   }
   HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
-  bool after_head() { return continue_after(take_output()); }
+  // After the default's output, the rest of the dispatch: inline into start() but for the
+  // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
+  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
+  bool after_head() { return after_head_inline(); }
+  HOOKSET_ALWAYS_INLINE bool after_head_inline() { return continue_after(take_output()); }
   HOOKSET_ALWAYS_INLINE next take_output() {
     if constexpr (Kind::is_pipeline) {
       return take_decision();
@@ -821,9 +826,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (attributed) collect_attributed();
     else if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
   }
-  // (Out of line: inlined into each hook loop, the element and its producer's name took
-  // 1-2 KB of each.)
-  HOOKSET_NOINLINE void collect_attributed() {
+  // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
+  // instructions at 8 hooks.)
+  HOOKSET_ALWAYS_INLINE void collect_attributed() {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched()) [[unlikely]]
         watch->seen(producer_, &*value_);
@@ -1005,12 +1010,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     hold_list();  // suspending (an asynchronous default or companion): as start_watched
     return false;
   }
-  // start(), for start_plain and start_watched: inline for the kinds with a lean loop of their
-  // own (which start_plain only backs up), else one out-of-line copy of the rules and the hook
-  // loop that both call (each held a copy: 1-2 KB per kind).
+  // start(), for start_plain and start_watched: for a Pipeline, whose hooks' decisions are
+  // taken in its hook loop, one out-of-line copy of the rules and the loop that both call (each
+  // held one: 1 KB); inline for the others (the call cost a Singleton dispatch 15
+  // instructions; an aggregate's large part is after_head, out of line already).
   HOOKSET_ALWAYS_INLINE bool start_once() {
-    if constexpr (plain_fold_loop || plain_chain_loop) return start();
-    else return start_outlined();
+    if constexpr (Kind::is_pipeline) return start_outlined();
+    else return start();
   }
   HOOKSET_NOINLINE bool start_outlined() { return start(); }
   HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
@@ -1245,9 +1251,17 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (is_void) call_with_args(sync, hook.object);
     else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, std::move(value_));
-    // (Made in place: assigning a variant result - a pipeline's decision - is its converting
-    // move for every pair of alternatives, 1 KB of code.)
-    else value_.emplace(call_with_args(sync, hook.object));
+    else if constexpr (Kind::is_pipeline) value_.emplace(call_with_args(sync, hook.object));
+    else value_ = call_with_args(sync, hook.object);
+  }
+  // A hook's output, kept aside until its fate was known, becomes the newest. A pipeline's
+  // decision is made in place: assigning one variant to another is its converting move for every
+  // pair of alternatives (1 KB of code). Any other output is assigned: a value that owns memory
+  // moves into the old one's (made in place, it cost a verdict slot 20 instructions a hook).
+  template <class Output>  // (result, as a template: it is void for some kinds)
+  void keep_output(Output&& output) {
+    if constexpr (Kind::is_pipeline) value_.emplace(std::forward<Output>(output));
+    else value_ = std::forward<Output>(output);
   }
   // Calls a fold hook with `last` as the erased call takes it (last_wire).
   template <class Fn>
@@ -1298,7 +1312,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     }
     const hook_step step = conclude_hook(hook, std::move(error));
     if constexpr (!is_void)
-      if (step == hook_step::produced) value_.emplace(std::move(*output));  // (as call_plain)
+      if (step == hook_step::produced) keep_output(std::move(*output));
     return step;
   }
   // The Task of an asynchronous hook (not started: Tasks are lazy).
@@ -1364,7 +1378,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (step == hook_step::skipped) return run_hooks();
     if constexpr (!is_void) {  // (substituted: value_ holds the output made of the failure)
       if (step != hook_step::substituted) {
-        if (output) value_.emplace(std::move(*output));  // (as call_plain)
+        if (output) keep_output(std::move(*output));
         else value_.reset();
       }
     }
