@@ -148,8 +148,8 @@ HOOKSET_NOINLINE HOOKSET_DECL void hook_list_owner::finish_edit(hook_list* edite
   retire(std::exchange(list_, fresh.release()));
 }
 
-void hook_list_owner::retire(
-    hook_list* list) noexcept {  // (inline as declared, in header-only mode)
+// (Inline as declared, in header-only mode; never inlined.)
+void hook_list_owner::retire(hook_list* list) noexcept {
   if (!list) return;
   if (!in_sync_dispatch()) return hook_list::release(list);
   try {
