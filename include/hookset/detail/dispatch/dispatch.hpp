@@ -223,9 +223,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       : args_(std::forward<Args>(args)...),
         owner_(&owner),
         slot_(&slot),
-        set_observer_(set_observer),
-        default_sync_(slot.default_sync),
-        default_async_(slot.default_async) {}
+        set_observer_(set_observer) {}
 
   // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
@@ -235,8 +233,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         owner_(other.owner_),
         slot_(other.slot_),
         set_observer_(other.set_observer_),
-        default_sync_(other.default_sync_),
-        default_async_(other.default_async_),
         flags_(other.flags_ & (has_context | keeps_owner)) {
     if (flags_ & has_context) {
       context_ = other.context_;
@@ -425,13 +421,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       list_ = owner_->current();
       if constexpr (plain_fold_loop) {
         if (!list_) {
-          if (!default_sync_ && Kind::is_always) return false;
+          if (!slot_->default_sync && Kind::is_always) return false;
           return start_without_hooks();
         }
-        if (!list_->all_plain || !plain_fold_runs(*list_, default_sync_)) return false;
+        if (!list_->all_plain || !plain_fold_runs(*list_, slot_->default_sync)) return false;
         return run_plain_fold();
       } else {
-        if (!default_sync_ || (list_ && !list_->all_plain)) return false;
+        if (!slot_->default_sync || (list_ && !list_->all_plain)) return false;
         return list_ ? run_plain_chain() : start_without_hooks_outlined();
       }
     }
@@ -723,9 +719,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   // start() for a slot with no hooks: the same rules, with the hook loop left out.
   HOOKSET_ALWAYS_INLINE bool start_without_hooks() {
-    // (finish reads produced_; a step resumed after an asynchronous default or companion
-    // reads them all)
-    next_ = count_ = produced_ = plain_end_ = 0;
+    // The counters, where they are read: by finish (produced_) but for a fold or a void slot,
+    // whose synchronous default ends the dispatch; by a step resumed after an asynchronous
+    // default or companion (all of them).
+    constexpr bool ends_with_default = Kind::is_always && !Kind::has_chain && !Kind::has_producer;
+    if (!ends_with_default || !slot_->default_sync) next_ = count_ = produced_ = plain_end_ = 0;
     if constexpr (Kind::is_always) {
       if (!call_default(&dispatch::after_head)) return false;
       if (take_output() == next::suspended) return false;
@@ -918,16 +916,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       check_stop();
     if constexpr (Kind::is_pipeline) {
       // The default ends the pipeline (default_outcome), on the input as finally rewritten.
-      if (default_sync_) [[likely]] {
-        output_.emplace(default_outcome(call_with_args(default_sync_, nullptr)));
+      if (slot_->default_sync) [[likely]] {
+        output_.emplace(default_outcome(call_with_args(slot_->default_sync, nullptr)));
         return true;
       }
       return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
     } else {
       produced_by(nullptr);
-      if (default_sync_) [[likely]] {
-        if constexpr (is_void) call_with_args(default_sync_, nullptr);
-        else value_ = call_with_args(default_sync_, nullptr);
+      if (slot_->default_sync) [[likely]] {
+        if constexpr (is_void) call_with_args(slot_->default_sync, nullptr);
+        else value_ = call_with_args(slot_->default_sync, nullptr);
         return true;
       }
       return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
@@ -937,10 +935,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // names it.
   bool call_default_async(step then) {
     if constexpr (Kind::is_pipeline) {
-      pending_output_.emplace(complete_pipeline(call_with_args(default_async_, nullptr), this));
+      pending_output_.emplace(
+          complete_pipeline(call_with_args(slot_->default_async, nullptr), this));
       suspend_into(pending_kind::output, then, &suspended_driver);
     } else {
-      pending_value_.emplace(call_with_args(default_async_, nullptr));
+      pending_value_.emplace(call_with_args(slot_->default_async, nullptr));
       suspend_into(pending_kind::value, then, &suspended_driver);
     }
     return false;
@@ -1021,10 +1020,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_NOINLINE bool start_outlined() { return start(); }
   HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
   HOOKSET_NOINLINE bool run_plain_fold() {
-    if (!plain_fold_runs(*list_, default_sync_)) [[unlikely]]
-      return start_plain();
+    // (An asynchronous default: the general loop, out of line - inlined here, its registers
+    // cost the loop a frame of six saved ones.)
+    if (!plain_fold_runs(*list_, slot_->default_sync)) [[unlikely]]
+      return start_plain_outlined();
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    value_ = plain_fold(*list_, default_sync_, args_);
+    value_ = plain_fold(*list_, slot_->default_sync, args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
       producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
     return true;
@@ -1072,8 +1073,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return last;
   }
   HOOKSET_NOINLINE bool run_plain_chain() {
-    if (!default_sync_) [[unlikely]]
-      return start_plain();
+    if (!slot_->default_sync) [[unlikely]]
+      return start_plain_outlined();  // (as run_plain_fold)
     chain_.bind(list_->chain);
     return chain_.visit([&](auto& chain) {
       using verdict = decltype(chain(std::declval<const result&>()));
@@ -1081,7 +1082,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         return start_plain();  // an asynchronous judge: the general path
       } else {
         sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-        result last = call_with_args(default_sync_, nullptr);
+        result last = call_with_args(slot_->default_sync, nullptr);
         produced_by(nullptr);
         if (chain(std::as_const(last)) != Flow::Break) {
           const entry* hook = list_->hooks.data();
@@ -1495,10 +1496,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   const hook_list_owner* owner_;
   const descriptor* slot_;
   Observer* set_observer_;
-  // The default, copied from the descriptor: a constant where the dispatch is inlined, so a
-  // synchronous default is called directly (read through slot_, compilers load it).
-  typename Kind::default_sync_fn default_sync_;
-  typename Kind::default_async_fn default_async_;
   std::uint8_t flags_ = 0;
   pending_kind pending_;  // what is pending while suspended
   Flow flow_;             // a pending chain verdict, once it arrived

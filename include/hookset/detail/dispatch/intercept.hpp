@@ -239,8 +239,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
       // Every hook plain (interceptors aside), nothing to report or stop: the hand-written
       // loop, as run_plain_fold.
       if (!(self.flags_ & (has_context | observed)) && list.hooks_plain &&
-          plain_fold_runs(list, self.default_sync_)) [[likely]] {
-        produced_.emplace(plain_fold(list, self.default_sync_, args_.get()));
+          plain_fold_runs(list, self.slot_->default_sync)) [[likely]] {
+        produced_.emplace(plain_fold(list, self.slot_->default_sync, args_.get()));
         state_ = state::produced;
         return true;
       }
