@@ -30,6 +30,18 @@
 #define HOOKSET_NOINLINE
 #endif
 
+// Tells the optimiser a fact it cannot see across an out-of-line call. Undefined behaviour
+// where it does not hold: a build without NDEBUG traps there instead.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(NDEBUG)
+#define HOOKSET_ASSUME(condition) ((condition) ? void(0) : __builtin_trap())
+#elif defined(__clang__)
+#define HOOKSET_ASSUME(condition) __builtin_assume(condition)
+#elif defined(__GNUC__)
+#define HOOKSET_ASSUME(condition) ((condition) ? void(0) : __builtin_unreachable())
+#else
+#define HOOKSET_ASSUME(condition) void(0)
+#endif
+
 // Every access to one of the library's thread_local variables goes through a function marked
 // HOOKSET_THREAD_LOCAL_ACCESS. Clang may compute a thread_local's address once in a coroutine
 // and use it after the coroutine resumed on another thread - code inlined into a coroutine body

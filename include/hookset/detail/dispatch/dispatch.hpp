@@ -371,6 +371,15 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
+    const bool done = start_now();
+    // Only await_suspend makes a driver: await_resume after a synchronous run need not look for
+    // one (its test and branch, on every dispatch, told to the optimiser).
+    if (done) HOOKSET_ASSUME(!(flags_ & driving));
+    return done;
+  }
+
+ private:
+  HOOKSET_ALWAYS_INLINE bool start_now() {
     list_ = owner_->current();
     if constexpr (Kind::is_keyed) {
       // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
@@ -405,6 +414,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return start_watched();
   }
 
+ public:
   // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now when it cannot suspend
   // and has nothing to stop or report - nobody watching, no options, no interceptor, every hook
   // plain, a synchronous default (and chain companion) - and returns true, its result for
