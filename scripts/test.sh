@@ -13,9 +13,10 @@
 # stage is reproduced by hand with
 #   cmake --preset gcc && cmake --build --preset gcc && ctest --preset gcc
 #
-# Build type: Debug (-O0 -g1: line tables) for the GCC and Clang trees, because compile time dominates (the
-# tests are template/coroutine heavy and quick to run) and -O0 is the fastest to compile and the
-# easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no ABI change).
+# Build type: Debug (-O0 -g1: line tables) for the GCC and Clang trees, because compile time
+# dominates (the tests are template/coroutine heavy and quick to run) and -O0 is the fastest to
+# compile and the easiest to debug; plus -D_GLIBCXX_ASSERTIONS (bounds-checked std containers, no
+# ABI change).
 # The ASan+UBSan tree is Debug too (ASan and UBSan at -O1 cost GCC 1.65x the compile time of -O0)
 # and GCC's only build of the unit test programs with Boost 1.81 (with -Werror; the gcc tree
 # builds everything else); UBSan's alignment and null checks are left out there (at -O0 they
@@ -27,8 +28,9 @@
 # stages side by side: the ThreadSanitizer tree (its tests one at a time), which builds only the
 # multi-threaded tests (tests/threads/, tests/asio/, ...: TSan cannot find anything in
 # single-threaded code) and runs them at -O1 -g1 (any TSan report fails the stage: TSan exits
-# 66), and the libFuzzer target (clang++-16, -O0) fuzzed for HOOKSET_FUZZ_SECONDS. The soak test (tests/soak) runs
-# scaled down in every tree and under TSan; scripts/soak.sh runs it at full size.
+# 66), and the libFuzzer target (clang++-16, -O0) fuzzed for HOOKSET_FUZZ_SECONDS. The soak test
+# (tests/soak) runs scaled down in every tree and under TSan; scripts/soak.sh runs it at full
+# size.
 #
 # Environment: HOOKSET_GCC / HOOKSET_CLANG pick the compilers (default g++-12 / clang++-14 when
 # present, else g++ / clang++); HOOKSET_TSAN_CXX the ThreadSanitizer stage's (default: the GCC;

@@ -830,13 +830,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
-  HOOKSET_ALWAYS_INLINE void collect() {
-    if constexpr (attributed) collect_attributed();
-    else if constexpr (Kind::has_aggregate) outputs_.push_back(std::move(*value_));
-  }
   // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
   // instructions at 8 hooks.)
-  HOOKSET_ALWAYS_INLINE void collect_attributed() {
+  HOOKSET_ALWAYS_INLINE void collect() {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched()) [[unlikely]]
         watch->seen(producer_, &*value_);
@@ -853,6 +849,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       } else {
         outputs_.emplace_back(attribute{*value_, producer_});
       }
+    } else if constexpr (Kind::has_aggregate) {
+      outputs_.push_back(std::move(*value_));
     }
   }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
@@ -1261,9 +1259,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   void call_plain(const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (is_void) call_with_args(sync, hook.object);
-    else if constexpr (Kind::is_fold) value_ = call_fold(sync, hook.object, std::move(value_));
-    else if constexpr (Kind::is_pipeline) value_.emplace(call_with_args(sync, hook.object));
-    else value_ = call_with_args(sync, hook.object);
+    else if constexpr (Kind::is_fold) keep_output(call_fold(sync, hook.object, std::move(value_)));
+    else keep_output(call_with_args(sync, hook.object));
   }
   // A hook's output, kept aside until its fate was known, becomes the newest. A pipeline's
   // decision is made in place: assigning one variant to another is its converting move for every
