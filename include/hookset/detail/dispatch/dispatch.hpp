@@ -1032,7 +1032,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     // cost the loop a frame of six saved ones.)
     if (!plain_fold_runs(*list_, slot_->default_sync)) [[unlikely]]
       return start_plain_outlined();
-    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     value_ = plain_fold(*list_, slot_->default_sync, args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
       producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
@@ -1089,7 +1089,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
         return start_plain();  // an asynchronous judge: the general path
       } else {
-        sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+        lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
         result last = call_with_args(slot_->default_sync, nullptr);
         produced_by(nullptr);
         if (chain(std::as_const(last)) != Flow::Break) {
