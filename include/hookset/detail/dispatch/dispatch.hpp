@@ -979,6 +979,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   static constexpr bool plain_chain_loop =
       Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
       !Kind::is_concurrent && std::is_move_assignable_v<result>;
+  // A Singleton slot without companions: its one hook's output is the result, as one writes it
+  // by hand.
+  static constexpr bool plain_singleton_call =
+      Kind::is_singleton && !Kind::has_chain && !Kind::has_producer && !Kind::is_concurrent;
   // Whether the chain companion's verdict is a Flow (not an awaitable), however it is called.
   static constexpr bool chain_judges_synchronously = [] {
     if constexpr (!Kind::has_chain) {
@@ -999,6 +1003,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   HOOKSET_ALWAYS_INLINE bool start_all_plain() {
     if constexpr (plain_fold_loop) return run_plain_fold();
     else if constexpr (plain_chain_loop) return run_plain_chain();
+    else if constexpr (plain_singleton_call) return run_plain_singleton();
     else return start_plain_outlined();
   }
   // A dispatch whose hooks are all plain (hook_entry::plain), unwatched and without options:
@@ -1036,6 +1041,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     value_ = plain_fold(*list_, slot_->default_sync, args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
       producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
+    return true;
+  }
+  // The rules of start_plain for a plain_singleton_call slot whose hook is plain: the call.
+  HOOKSET_NOINLINE bool run_plain_singleton() {
+    if (list_->hooks.size() != 1) [[unlikely]]
+      return start_plain_outlined();
+    const entry& hook = list_->hooks.front();
+    lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
+    call_plain(hook);
+    if constexpr (attributes_result) producer_ = &hook;
     return true;
   }
   // Whether plain_fold can run the dispatch: a default it calls runs synchronously.
