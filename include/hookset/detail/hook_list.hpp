@@ -51,11 +51,15 @@ HOOKSET_THREAD_LOCAL_ACCESS std::vector<parked_list>& parked_lists() {
 void release_parked_lists() noexcept;
 
 HOOKSET_THREAD_LOCAL_ACCESS bool in_sync_dispatch() noexcept { return sync_dispatch_depth != 0; }
-HOOKSET_THREAD_LOCAL_ACCESS void enter_sync_dispatch() noexcept { ++sync_dispatch_depth; }
-HOOKSET_THREAD_LOCAL_ACCESS void leave_sync_dispatch() noexcept {
+// (The two steps as written once; reached through the accessors below, or directly by
+// lean_sync_dispatch_scope.)
+HOOKSET_ALWAYS_INLINE void enter_sync_dispatch_here() noexcept { ++sync_dispatch_depth; }
+HOOKSET_ALWAYS_INLINE void leave_sync_dispatch_here() noexcept {
   if (--sync_dispatch_depth == 0 && has_parked_lists) [[unlikely]]
     release_parked_lists();
 }
+HOOKSET_THREAD_LOCAL_ACCESS void enter_sync_dispatch() noexcept { enter_sync_dispatch_here(); }
+HOOKSET_THREAD_LOCAL_ACCESS void leave_sync_dispatch() noexcept { leave_sync_dispatch_here(); }
 // Parks a retired snapshot until this thread's synchronous stretches are over (throws when
 // out of memory).
 HOOKSET_THREAD_LOCAL_ACCESS void park_list(parked_list parked) {
@@ -79,11 +83,8 @@ class sync_dispatch_scope {
 // coroutine.
 class lean_sync_dispatch_scope {
  public:
-  HOOKSET_ALWAYS_INLINE lean_sync_dispatch_scope() noexcept { ++sync_dispatch_depth; }
-  HOOKSET_ALWAYS_INLINE ~lean_sync_dispatch_scope() {
-    if (--sync_dispatch_depth == 0 && has_parked_lists) [[unlikely]]
-      release_parked_lists();
-  }
+  HOOKSET_ALWAYS_INLINE lean_sync_dispatch_scope() noexcept { enter_sync_dispatch_here(); }
+  HOOKSET_ALWAYS_INLINE ~lean_sync_dispatch_scope() { leave_sync_dispatch_here(); }
   lean_sync_dispatch_scope(const lean_sync_dispatch_scope&) = delete;
   lean_sync_dispatch_scope& operator=(const lean_sync_dispatch_scope&) = delete;
 };
