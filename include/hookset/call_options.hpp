@@ -10,13 +10,13 @@
 // `co_await hookset::current_stop_token()` inside a hookset::Task (or take a trailing
 // std::stop_token parameter).
 
-#include <chrono>
 #include <coroutine>
 #include <optional>
 
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/chrono.hpp>
 
 namespace hookset {
 

@@ -7,11 +7,11 @@
 //
 // `set.add<S>(hook, hookset::Priority{n})` remains the short form for a priority alone.
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <hookset/detail/chrono.hpp>
 #include <hookset/hook_id.hpp>
 
 namespace hookset {

@@ -4,11 +4,11 @@
 // <hookset/asio.hpp> provides one over an Asio executor; hookset::default_executor() is a
 // process-wide timer thread for code that runs no event loop (sync_wait).
 
-#include <chrono>
 #include <memory>
 
 #include <hookset/coro/config.hpp>
 #include <hookset/coro/move_function.hpp>
+#include <hookset/detail/chrono.hpp>
 
 namespace hookset {
 

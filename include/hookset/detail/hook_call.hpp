@@ -2,7 +2,6 @@
 // Registered hooks, type-erased: the adapters the engine calls (one per hook type and slot
 // kind), the entry a hook list stores, and the record of a registration.
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,6 +19,7 @@
 #include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/slot_traits.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_options.hpp>

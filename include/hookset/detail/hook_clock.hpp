@@ -8,10 +8,10 @@
 // invariant, compilers without the builtins) it is steady_clock itself.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 
 #include <hookset/coro/config.hpp>
+#include <hookset/detail/chrono.hpp>
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define HOOKSET_HOOK_CLOCK_TSC 1

@@ -6,7 +6,6 @@
 // includes them.
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include <hookset/coro/config.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/hook_id.hpp>
 
 namespace hookset {

@@ -3,7 +3,6 @@
 // that includes it in header-only mode, once in <hookset/impl/src.hpp> with
 // HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +14,7 @@
 
 #include <hookset/coro/config.hpp>
 #include <hookset/coro/executor.hpp>
+#include <hookset/detail/chrono.hpp>
 
 namespace hookset {
 

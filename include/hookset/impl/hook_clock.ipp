@@ -2,9 +2,8 @@
 // The hook clock's calibration (detail/hook_clock.hpp): compiled once with
 // HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
 
-#include <chrono>
-
 #include <hookset/coro/config.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/hook_clock.hpp>
 
 #if HOOKSET_HOOK_CLOCK_TSC

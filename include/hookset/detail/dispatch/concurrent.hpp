@@ -8,7 +8,6 @@
 // by-value parameters with it (run_detached reports a hook only then). The driver (driver.hpp)
 // runs it (run_concurrently) from the first hook that suspends (run_stretch).
 
-#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <exception>
@@ -23,6 +22,7 @@
 #include <hookset/coro/launched.hpp>
 #include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/task.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
 #include <hookset/detail/hook_clock.hpp>
 

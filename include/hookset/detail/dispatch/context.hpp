@@ -9,7 +9,6 @@
 // (<hookset/impl/context.ipp>: compiled once with HOOKSET_SEPARATE_COMPILATION, coro/config.hpp).
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include <hookset/coro/config.hpp>
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/errors.hpp>
 

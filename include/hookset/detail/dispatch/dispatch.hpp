@@ -26,7 +26,6 @@
 // until done. The synchronous run and the
 // driver call the very same steps: no rule exists twice.
 
-#include <chrono>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +52,7 @@
 #include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/events.hpp>
