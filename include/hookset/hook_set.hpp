@@ -99,6 +99,8 @@ template <class Hook, bool = is_reference_wrapper<Hook>>
 struct hook_holding {
   using value_type = std::decay_t<Hook>;
   using target = const value_type;
+  // Whether hold() returns an owner (else it is always empty).
+  static constexpr bool owns = !is_stateless_hook<value_type>;
   template <class H>
   static std::shared_ptr<const void> hold(H&& hook, void*& object) {
     // (A function reference decays to a pointer that cannot be null: nothing to check.)
@@ -120,6 +122,7 @@ struct hook_holding {
 template <class Wrapper>
 struct hook_holding<Wrapper, true> {
   using target = std::remove_reference_t<std::unwrap_reference_t<Wrapper>>;
+  static constexpr bool owns = false;
   static std::shared_ptr<const void> hold(Wrapper hook, void*& object) {
     object = const_cast<std::remove_const_t<target>*>(&hook.get());  // constness kept in `target`
     return nullptr;
@@ -128,6 +131,7 @@ struct hook_holding<Wrapper, true> {
 template <class T>
 struct hook_holding<std::shared_ptr<T>, false> {
   using target = T;
+  static constexpr bool owns = true;
   static std::shared_ptr<const void> hold(std::shared_ptr<T> hook, void*& object) {
     if (!hook) throw std::invalid_argument("hookset: cannot register a null std::shared_ptr hook");
     object = const_cast<std::remove_const_t<T>*>(hook.get());
@@ -529,7 +533,8 @@ class HookSet {
   // Options: Priority or HookOptions. KeySelector: a keyed registration's (make_key_selector),
   // or nullptr - every key of a keyed slot.
   template <class S, class Hook, class Options, class KeySelector = std::nullptr_t>
-  HookId add_with(Hook&& hook, Options&& options, KeySelector key_selector = nullptr) {
+  HookId add_with(Hook&& hook, Options&& options,
+                  [[maybe_unused]] KeySelector key_selector = nullptr) {
     if constexpr (!usable_slot<S>()) {
       return {};
     } else {
@@ -540,19 +545,43 @@ class HookSet {
       } else {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
-        using calls =
-            detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-        auto entry =
-            entry_for<S>(object, std::move(owner), std::forward<Options>(options), calls::sync(),
-                         calls::async(), detail::suspended_driver_for<S, calls::suspends>(),
-                         detail::is_validator<std::remove_const_t<target>>);
-        const HookId id = entry.id();
-        // (A Priority names no other registration: the named-order code is not needed.)
-        insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
-            std::move(entry), std::move(key_selector));
-        return id;
+        if constexpr (detail::is_keyed<S>) {
+          using calls =
+              detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
+          auto entry =
+              entry_for<S>(object, std::move(owner), std::forward<Options>(options), calls::sync(),
+                           calls::async(), detail::suspended_driver_for<S, calls::suspends>(),
+                           detail::is_validator<std::remove_const_t<target>>);
+          const HookId id = entry.id();
+          // (A Priority names no other registration: the named-order code is not needed.)
+          insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
+              std::move(entry), std::move(key_selector));
+          return id;
+        } else {
+          // One call of code that is not a template; a hook held by nothing (a captureless
+          // lambda, std::ref) leaves the registering code no owner to release either.
+          std::shared_ptr<const void>* kept = nullptr;
+          if constexpr (holding::owns) kept = &owner;
+          return detail::add_hook(storage_for<S>(), object, kept, std::forward<Options>(options),
+                                  facts_for<S, target>(), observer_);
+        }
       }
     }
+  }
+
+  // What a registration of a hook of type Target for S takes from the two types.
+  template <class S, class Target>
+  static detail::hook_facts facts_for() noexcept {
+    using calls = detail::entry_calls<detail::kind_of<S>, Target, detail::entry_slot_t<Target, S>>;
+    constexpr FailurePolicy policy = detail::descriptor_of<S>.on_failure;
+    return {calls::sync(),
+            calls::async(),
+            detail::suspended_driver_for<S, calls::suspends>(),
+            policy,
+            detail::watched_code_for_policy<policy>(),
+            detail::is_validator<std::remove_const_t<Target>>,
+            detail::kind_of<S>::is_singleton,
+            slot_name<S>};
   }
 
   // The entry of a registration for S. (With a Priority, the watched code is named only for a

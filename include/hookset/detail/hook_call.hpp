@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -251,6 +252,19 @@ hook_entry make_entry(void* object, std::shared_ptr<const void> owner, Priority 
                       FailurePolicy slot_policy, const watched_functions* watched,
                       hook_entry::erased_fn sync, hook_entry::erased_fn async,
                       const void* suspended_driver, bool validates = false);
+// What a hook's registration takes from its types (the hook's and the slot's: HookSet::add),
+// for add_hook (hook_list.hpp), which is not a template: the file that registers calls it and
+// carries no entry of its own.
+struct hook_facts {
+  hook_entry::erased_fn sync = nullptr;
+  hook_entry::erased_fn async = nullptr;
+  const void* suspended_driver = nullptr;
+  FailurePolicy slot_policy = FailurePolicy::propagate;
+  const watched_functions* watched = nullptr;  // with a Priority: watched_code_for_policy
+  bool validates = false;
+  bool singleton = false;
+  std::string_view slot;
+};
 // The watched code a registration without HookOptions names in a slot whose failure policy is
 // P: none for Propagate (its entry is quiet), so that only a slot that declares another policy
 // brings it into the file that registers. (Not the context's code: that needs a time limit, which

@@ -305,6 +305,14 @@ void insert_hook(hook_list_owner& owner, hook_entry entry, bool singleton, std::
 void insert_hook_in_named_order(hook_list_owner& owner, hook_entry entry, bool singleton,
                                 std::string_view slot, Observer* observer);
 
+// Registers a hook: its entry (make_entry) inserted as insert_hook does - or, with
+// HookOptions, insert_hook_in_named_order. `*owner` (when `owner` is not null) keeps the hook
+// alive and is moved from. Returns the registration's id.
+HookId add_hook(hook_list_owner& list, void* object, std::shared_ptr<const void>* owner,
+                Priority priority, const hook_facts& facts, Observer* observer);
+HookId add_hook(hook_list_owner& list, void* object, std::shared_ptr<const void>* owner,
+                HookOptions&& options, const hook_facts& facts, Observer* observer);
+
 // Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
 // registration, then named order among the slot's interceptors).
 void insert_interceptor(hook_list_owner& owner, hook_entry entry, std::string_view slot);

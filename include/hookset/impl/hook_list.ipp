@@ -319,6 +319,28 @@ HOOKSET_NOINLINE HOOKSET_DECL void insert_hook_in_named_order(hook_list_owner& o
       [&](hook_list& list) { hook_list::insert_in_named_order(list, std::move(entry), slot); });
 }
 
+HOOKSET_NOINLINE HOOKSET_DECL HookId add_hook(hook_list_owner& list, void* object,
+                                              std::shared_ptr<const void>* owner, Priority priority,
+                                              const hook_facts& facts, Observer* observer) {
+  hook_entry entry =
+      make_entry(object, owner ? std::move(*owner) : nullptr, priority, facts.slot_policy,
+                 facts.watched, facts.sync, facts.async, facts.suspended_driver, facts.validates);
+  const HookId id = entry.id();
+  insert_hook(list, std::move(entry), facts.singleton, facts.slot, observer);
+  return id;
+}
+HOOKSET_NOINLINE HOOKSET_DECL HookId add_hook(hook_list_owner& list, void* object,
+                                              std::shared_ptr<const void>* owner,
+                                              HookOptions&& options, const hook_facts& facts,
+                                              Observer* observer) {
+  hook_entry entry =
+      make_entry(object, owner ? std::move(*owner) : nullptr, std::move(options), facts.slot_policy,
+                 facts.sync, facts.async, facts.suspended_driver, facts.validates);
+  const HookId id = entry.id();
+  insert_hook_in_named_order(list, std::move(entry), facts.singleton, facts.slot, observer);
+  return id;
+}
+
 // Registers the interceptor `entry` in `owner`, ordered as hooks are (priority, then
 // registration, then named order among the slot's interceptors).
 HOOKSET_NOINLINE HOOKSET_DECL void insert_interceptor(hook_list_owner& owner, hook_entry entry,
