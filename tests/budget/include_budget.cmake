@@ -108,10 +108,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # off every synchronous dispatch; the lean loops' synchronous-dispatch scope reached inline with
 # Clang (lean_sync_dispatch_scope, ~15 lines); a Singleton slot's lean call (run_plain_singleton,
 # ~15 lines), which takes its one-hook dispatch from 108 / 126 to 74 / 71 instructions.
+# Raised 2026-11-29 to hook_set.hpp +20,040 and hookset.hpp +21,000 (measured +20,016 and
+# +20,974), no new standard include: a hook's registration is one call of code that is not a
+# template (detail::add_hook and hook_facts, ~60 lines), which takes a third of the object code
+# off 64 registrations; detail/chrono.hpp (~15 lines), which includes libstdc++'s
+# <bits/chrono.h> instead of <chrono> (the baseline has <chrono>, so its saving - <sstream>,
+# the calendar and time zones - does not show here; it shows in -fsyntax-only time).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=19960"
-  "hookset/hookset.hpp=20920")
+  "hookset/hook_set.hpp=20040"
+  "hookset/hookset.hpp=21000")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
