@@ -546,12 +546,8 @@ class HookSet {
         void* object = nullptr;
         auto owner = holding::hold(std::forward<Hook>(hook), object);
         if constexpr (detail::is_keyed<S>) {
-          using calls =
-              detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>>;
-          auto entry =
-              entry_for<S>(object, std::move(owner), std::forward<Options>(options), calls::sync(),
-                           calls::async(), detail::suspended_driver_for<S, calls::suspends>(),
-                           detail::is_validator<std::remove_const_t<target>>);
+          auto entry = entry_for(object, std::move(owner), std::forward<Options>(options),
+                                 facts_for<S, target>());
           const HookId id = entry.id();
           // (A Priority names no other registration: the named-order code is not needed.)
           insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
@@ -569,7 +565,9 @@ class HookSet {
     }
   }
 
-  // What a registration of a hook of type Target for S takes from the two types.
+  // What a registration of a hook of type Target for S takes from the two types. (With a
+  // Priority, the watched code is named only for a slot that declares a failure policy:
+  // detail::watched_code_for_policy.)
   template <class S, class Target>
   static detail::hook_facts facts_for() noexcept {
     using calls = detail::entry_calls<detail::kind_of<S>, Target, detail::entry_slot_t<Target, S>>;
@@ -584,21 +582,17 @@ class HookSet {
             slot_name<S>};
   }
 
-  // The entry of a registration for S. (With a Priority, the watched code is named only for a
-  // slot that declares a failure policy: detail::watched_code_for_policy.)
-  template <class S, class Options>
+  // A keyed registration's entry (the others are add_hook's).
+  template <class Options>
   static detail::hook_entry entry_for(void* object, std::shared_ptr<const void> owner,
-                                      Options&& options, detail::hook_entry::erased_fn sync,
-                                      detail::hook_entry::erased_fn async,
-                                      const void* suspended_driver, bool validates) {
-    constexpr FailurePolicy policy = detail::descriptor_of<S>.on_failure;
+                                      Options&& options, const detail::hook_facts& facts) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Options>, Priority>)
-      return detail::make_entry(object, std::move(owner), options, policy,
-                                detail::watched_code_for_policy<policy>(), sync, async,
-                                suspended_driver, validates);
+      return detail::make_entry(object, std::move(owner), options, facts.slot_policy, facts.watched,
+                                facts.sync, facts.async, facts.suspended_driver, facts.validates);
     else
-      return detail::make_entry(object, std::move(owner), std::forward<Options>(options), policy,
-                                sync, async, suspended_driver, validates);
+      return detail::make_entry(object, std::move(owner), std::forward<Options>(options),
+                                facts.slot_policy, facts.sync, facts.async, facts.suspended_driver,
+                                facts.validates);
   }
 
   template <class S, class Selector, class Hook, class Options>
