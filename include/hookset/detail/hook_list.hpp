@@ -180,6 +180,9 @@ struct hook_list : configured_companions {
   const void* interceptor_code = nullptr;
 
   bool any_interceptor() const noexcept { return interceptor_code != nullptr; }
+  // Whether a dispatch of the list needs a context or its interceptor layer even when nobody
+  // watches it and it has no options (a time limit, an interceptor).
+  bool needs_watching() const noexcept { return any_time_limit || any_interceptor(); }
 
   hook_list() = default;
   HOOKSET_DECL hook_list(const hook_list& other);

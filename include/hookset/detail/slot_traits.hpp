@@ -241,17 +241,23 @@ using kind_of = typename slot_options<S>::kind;
 // ---------------------------------------------------------------------------------------------
 // What a slot contributes at run time
 
-template <class Kind>
-struct slot_descriptor {
+// What every slot contributes, whatever its kind (the part of a dispatch that does not depend
+// on the slot's types reads it: detail/dispatch/frame.hpp) ...
+struct slot_facts {
   std::string_view name;
-  // Exactly one is set: the default as a synchronous call or as one producing a Task.
-  typename Kind::default_sync_fn default_sync;
-  typename Kind::default_async_fn default_async;
   FailurePolicy on_failure;  // for hooks registered without their own
   bool trace_values;         // observers of its dispatches get values (format.hpp)
   // What runs its dispatch on after the asynchronous default suspended it (the engine's
   // driver_code); null for a synchronous default.
   const void* suspended_driver = nullptr;
+};
+
+// ... and its default, called as its kind declares.
+template <class Kind>
+struct slot_descriptor : slot_facts {
+  // Exactly one is set: the default as a synchronous call or as one producing a Task.
+  typename Kind::default_sync_fn default_sync;
+  typename Kind::default_async_fn default_async;
 };
 
 template <class S, class Params = typename S::parameter_types>
@@ -298,8 +304,8 @@ constexpr bool slot_traces_values() noexcept {
 
 template <class S>
 constexpr slot_descriptor<kind_of<S>> make_descriptor() noexcept {
-  slot_descriptor<kind_of<S>> descriptor{slot_name<S>, nullptr, nullptr, slot_failure_policy<S>(),
-                                         slot_traces_values<S>()};
+  slot_descriptor<kind_of<S>> descriptor{
+      {slot_name<S>, slot_failure_policy<S>(), slot_traces_values<S>()}, nullptr, nullptr};
   if constexpr (default_call<S>::kind == call_kind::sync) {
     descriptor.default_sync = &default_call<S>::call_sync;
   } else {

@@ -18,6 +18,7 @@
 #include <hookset/impl/errors.ipp>
 #include <hookset/impl/events.ipp>
 #include <hookset/impl/executor.ipp>
+#include <hookset/impl/frame.ipp>
 #include <hookset/impl/frame_pool.ipp>
 #include <hookset/impl/hook_call.ipp>
 #include <hookset/impl/hook_clock.ipp>

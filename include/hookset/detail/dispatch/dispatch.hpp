@@ -56,6 +56,7 @@
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/events.hpp>
+#include <hookset/detail/dispatch/frame.hpp>
 #include <hookset/detail/dispatch/hook_outcome.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_clock.hpp>
@@ -152,8 +153,16 @@ struct delegated_dispatch {
 };
 struct no_delegation {};  // (a type of its own: it shares its address with the other members)
 
+// A dispatch's bound arguments: its first base, at the start of the object (the hooks receive
+// their address: a pointer the caller has in a register already, not one more to keep).
+template <class... A>
+struct bound_arguments {
+  std::tuple<bound_t<A>...> args_;
+};
+
 template <class Kind, class... A>
-class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
+class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, dispatch_frame {
+  using bound_arguments<A...>::args_;
   using result = typename Kind::result;
   using output = typename Kind::output;
   using list_type = hook_list;
@@ -185,23 +194,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
 
   // What the step after an output does.
   enum class next : unsigned char { more, stop, suspended };
-  // What an asynchronous step left pending: the default's value, a hook's (its outcome judged
-  // by after_hook), a chain verdict, the result of a producer, the concurrent hooks, the first
-  // interceptor's output.
-  enum class pending_kind : unsigned char { value, hook, flow, output, concurrent, intercepted };
   using step = bool (dispatch::*)();
-
-  // flags_
-  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
-  static constexpr std::uint8_t suspended =
-      2;  // await_ready returned false: a pending awaitable exists
-  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
-  static constexpr std::uint8_t observed = 8;  // observers_ is set
-  static constexpr std::uint8_t hook_events = 16;  // an observer wants per-hook events
-  static constexpr std::uint8_t broke = 32;        // a chain companion said Break
-  static constexpr std::uint8_t has_context = 64;  // context_ is set (owned)
-  static constexpr std::uint8_t keeps_owner =
-      128;  // owner_kept_ holds what the hook lists belong to
 
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
@@ -212,6 +205,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using hook_result_type = result;
   using aggregate_type = typename Kind::aggregate;
   std::string_view slot_name() const noexcept { return slot_->name; }
+  // The slot's descriptor (the frame holds the part of it every kind has).
+  const descriptor& slot() const noexcept { return static_cast<const descriptor&>(*slot_); }
 
   // Synchronous hooks run inside await_ready: a Task awaiting a dispatch makes its context the
   // scoped one around it (await_context.hpp).
@@ -220,20 +215,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   template <class... Args>
   dispatch(const hook_list_owner& owner, const descriptor& slot, Observer* set_observer,
            Args&&... args)
-      : args_(std::forward<Args>(args)...),
-        owner_(&owner),
-        slot_(&slot),
-        set_observer_(set_observer) {}
+      : bound_arguments<A...>{{std::forward<Args>(args)...}},
+        dispatch_frame(&owner, &slot, set_observer) {}
 
   // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
   template <class Other>
   dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
-      : args_(std::move(other.args_)),
-        owner_(other.owner_),
-        slot_(other.slot_),
-        set_observer_(other.set_observer_),
-        flags_(other.flags_ & (has_context | keeps_owner)) {
+      : bound_arguments<A...>{std::move(other.args_)},
+        dispatch_frame(other.owner_, other.slot_, other.set_observer_,
+                       other.flags_ & (has_context | keeps_owner)) {
     if (flags_ & has_context) {
       context_ = other.context_;
       other.flags_ &= static_cast<std::uint8_t>(~has_context);
@@ -395,8 +386,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         hold_list();
       }
     }
-    if constexpr (companions_constructible) {
-      if (unwatched()) [[likely]] {
+    if (unwatched()) [[likely]] {
+      if constexpr (companions_constructible) {
         // Inlined (the default called directly) for slots without companions; with
         // companions, one out-of-line copy per kind.
         if (!list_) {
@@ -410,6 +401,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
         if constexpr (!attributes_result)
           if (list_->any_interceptor()) return interceptors()->start(*this);
       }
+      if (!list_ || !list_->needs_watching()) return start_quiet();
     }
     return start_watched();
   }
@@ -431,13 +423,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       list_ = owner_->current();
       if constexpr (plain_fold_loop) {
         if (!list_) {
-          if (!slot_->default_sync && Kind::is_always) return false;
+          if (!slot().default_sync && Kind::is_always) return false;
           return start_without_hooks();
         }
-        if (!list_->all_plain || !plain_fold_runs(*list_, slot_->default_sync)) return false;
+        if (!list_->all_plain || !plain_fold_runs(*list_, slot().default_sync)) return false;
         return run_plain_fold();
       } else {
-        if (!slot_->default_sync || (list_ && !list_->all_plain)) return false;
+        if (!slot().default_sync || (list_ && !list_->all_plain)) return false;
         return list_ ? run_plain_chain() : start_without_hooks_outlined();
       }
     }
@@ -516,63 +508,31 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return delegation_.plain.get().await_ready();
   }
 
-  // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
-  HOOKSET_ALWAYS_INLINE bool unwatched() const noexcept {
-    return !set_observer_ && !(flags_ & has_context) && !observer_installed();
+  // Nothing to tell, nothing to stop, no interceptor, yet not every hook plain (coroutine
+  // hooks, failure policies) or companions configured: the rules, with the code of the hooks'
+  // watched parts at hand (a failure policy's warning).
+  HOOKSET_NOINLINE bool start_quiet() {
+    observers_.code = list_ ? list_->watched : nullptr;
+    return start_snapshot();
   }
-
-  // The general start: hooks, configured companions or observers.
+  // The general start: observers, options, time limits or interceptors.
   HOOKSET_NOINLINE bool start_watched() {
-    next_ = count_ = produced_ = plain_end_ = 0;
-    Observer* const global = current_observer();
-    if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
-      adopt_observers(*outer);
-    } else if (global || set_observer_) [[unlikely]] {
-      observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
-      flags_ |= observed;
-      if (observers_.hook_events) flags_ |= hook_events;
-    }
+    begin_watching();  // (frame.hpp: tells its own failure)
     try {
-      if (list_ && list_->any_time_limit && !(flags_ & has_context))
-        set_context(list_->make_context(CallOptions{}));  // (a time limit sets it)
-      // The code of the watched parts below (events.hpp): the observers' (begin,
-      // adopt_observers), else the context's, else that of a hook that always needs it. (None:
-      // nothing below is watched.)
-      if (!(flags_ & observed))
-        observers_.code = (flags_ & has_context) ? context_->watched()
-                          : list_                ? list_->watched
-                                                 : nullptr;
-      if (flags_ & has_context) context_->begin(scoped_context(), slot_->name);
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor() && !intercepted_by()) [[unlikely]] {
           if (interceptors()->start_in_context(*this)) {
-            complete(nullptr);
+            complete(no_error);
             return true;
           }
           if (flags_ & has_context) context_->arm_deadline();
           return false;
         }
       }
-      if (list_) {
-        hooks_ = list_->hooks.data();
-        count_ = list_->hooks.size();
-        plain_end_ = list_->leading_plain;
-        if constexpr (Kind::has_chain) chain_.bind(list_->chain);
-        if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
-        if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
-      }
-      if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
-        throw_companion_not_configured(slot_->name);
-      if constexpr (Kind::has_aggregate)
-        outputs_.reserve(count_ + 1);  // the vector the aggregate receives
-      sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
-      if (start_once()) {
-        complete(nullptr);
+      if (start_snapshot()) {
+        complete(no_error);
         return true;
       }
-      // Suspending: from here on the dispatch owns a reference to its snapshot. Taken while the
-      // synchronous scope still protects it (it may already be parked).
-      if (list_) hold_list();
       if (flags_ & has_context) context_->arm_deadline();
       return false;
     } catch (...) {
@@ -586,38 +546,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if (flags_ & (has_context | observed)) [[unlikely]]
       complete_watched(error);
   }
-  // (One copy per kind, out of line: a dispatch completes at several places.)
-  HOOKSET_NOINLINE void complete_watched(const std::exception_ptr& error) noexcept {
-    if (flags_ & has_context) {
-      if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
-    }
-    if (flags_ & observed) [[unlikely]] {
-      // An intercepting dispatch's driver awaited its first interceptor, a coroutine: the
-      // dispatch's outcome is that interceptor's, told first.
-      if ((flags_ & (hook_events | driving)) == (hook_events | driving) &&
-          pending_ == pending_kind::intercepted) [[unlikely]]
-        interceptor_done(0, hook_started_, error);
-      if (!error && observers_.values) report_result();
-      // (next_: the hooks run, by this dispatch or, intercepted, inside its next() - the rest
-      // writes it through its intercept_link.)
-      observers_.end(slot_->name, next_, error);
-    }
-  }
-  // (Out of line, as the rest of what only some dispatches need: complete() is on every
-  // observed dispatch's path.)
-  HOOKSET_NOINLINE bool end_context() noexcept {
-    context_->end();
-    intercept_link* const outer = context_->intercepted_by();
-    if (outer) *outer->hooks_run = next_;
-    return outer != nullptr;
-  }
-
-  // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
-  // its own from the start).
-  void hold_list() noexcept {
-    if (flags_ & holds_list) return;
-    list_->acquire();
-    flags_ |= holds_list;
+  // (The watched end is the frame's, one copy for every kind: frame.hpp.)
+  void complete_watched(const std::exception_ptr& error) noexcept {
+    end_watching(error, &report_result);
   }
 
   // A keyed slot's dispatch: list_ becomes the list of its key - a list filtered for the key
@@ -633,11 +564,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   const interceptor_code* interceptors() const noexcept {
     return static_cast<const interceptor_code*>(list_->interceptor_code);
   }
-  // Whether this dispatch is the rest of an intercepted one.
-  intercept_link* intercepted_by() const noexcept {
-    return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
-  }
-
   // Whether this dispatch runs interceptors: its snapshot has some and it is not the rest of
   // another. Told by its snapshot rather than a flag of its own (the flags have no bit to
   // spare, and a wider field costs every dispatch): only while the snapshot is valid - held
@@ -653,29 +579,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   }
 
   // The dispatch's result, for observers that asked for values (events.hpp).
-  void report_result() noexcept {
+  static void report_result(dispatch_frame& frame) noexcept {
+    dispatch& self = static_cast<dispatch&>(frame);
     if constexpr (Kind::has_producer) {
-      if (output_) observers_.tell_result<Kind::is_pipeline>(slot_->name, *output_);
+      if (self.output_)
+        self.observers_.template tell_result<Kind::is_pipeline>(self.slot_->name, *self.output_);
     } else if constexpr (!std::is_void_v<output>) {
-      if (value_) observers_.tell_result<Kind::is_pipeline>(slot_->name, *value_);
+      if (self.value_)
+        self.observers_.template tell_result<Kind::is_pipeline>(self.slot_->name, *self.value_);
     }
   }
 
-  dispatch_context& context() {
-    if (!(flags_ & has_context)) set_context(make_dispatch_context(CallOptions{}));
-    return *context_;
-  }
-  void set_context(dispatch_context* context) noexcept {
-    context_ = context;
-    flags_ |= has_context;
-  }
-  // The context goes (it is set): deleted unless an adapter lent it (run_under).
-  void drop_context() noexcept {
-    if (!context_->lent()) dispatch_context::destroy(context_);
-  }
   // Before a step that runs user code: a cancelled or late dispatch goes no further.
   void check_stop(const entry* hook = nullptr) const {
-    if (flags_ & has_context) context_->check(slot_->name, hook);
+    dispatch_frame::check_stop(slot_->name, hook);
   }
 
   // Out of line: the cold path of the destructor. (Inlined into a caller that destroys a
@@ -687,8 +604,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       if (awaits_interceptor_directly()) pending_intercepted_.destroy();
       else driver_.destroy();
     }
-    if (flags_ & holds_list) list_type::release_ref(list_);
-    if (flags_ & has_context) drop_context();
+    release_frame();
     if (flags_ & keeps_owner) owner_kept_.destroy();
   }
 
@@ -711,7 +627,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   template <class Fn, class... Extra>
   decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
     return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))...,
+      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(this->args_))...,
                 std::forward<Extra>(extra)...);
     }
     (indices{});
@@ -733,7 +649,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     // whose synchronous default ends the dispatch; by a step resumed after an asynchronous
     // default or companion (all of them).
     constexpr bool ends_with_default = Kind::is_always && !Kind::has_chain && !Kind::has_producer;
-    if (!ends_with_default || !slot_->default_sync) next_ = count_ = produced_ = plain_end_ = 0;
+    if (!ends_with_default || !slot().default_sync) next_ = count_ = produced_ = plain_end_ = 0;
     if constexpr (Kind::is_always) {
       if (!call_default(&dispatch::after_head)) return false;
       if (take_output() == next::suspended) return false;
@@ -765,6 +681,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       return next::more;
     }
   }
+  HOOKSET_NOINLINE next take_output_outlined() { return take_output(); }
   HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
     collect();
     if (flow == Flow::Break) {
@@ -794,7 +711,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
             using T = std::remove_cvref_t<decltype(terminal)>;
             if constexpr (std::is_same_v<T, Pass> || is_rewrite<T>)
               throw std::logic_error("unreachable");  // (handled above)
-            else return output{std::move(terminal), std::move(std::get<0>(args_)), hook.id()};
+            else return output{std::move(terminal), std::move(std::get<0>(this->args_)), hook.id()};
           },
           decision));
       flags_ |= broke;
@@ -924,16 +841,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       check_stop();
     if constexpr (Kind::is_pipeline) {
       // The default ends the pipeline (default_outcome), on the input as finally rewritten.
-      if (slot_->default_sync) [[likely]] {
-        output_.emplace(default_outcome(call_with_args(slot_->default_sync, nullptr)));
+      if (slot().default_sync) [[likely]] {
+        output_.emplace(default_outcome(call_with_args(slot().default_sync, nullptr)));
         return true;
       }
       return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
     } else {
       produced_by(nullptr);
-      if (slot_->default_sync) [[likely]] {
-        if constexpr (is_void) call_with_args(slot_->default_sync, nullptr);
-        else value_ = call_with_args(slot_->default_sync, nullptr);
+      if (slot().default_sync) [[likely]] {
+        if constexpr (is_void) call_with_args(slot().default_sync, nullptr);
+        else value_ = call_with_args(slot().default_sync, nullptr);
         return true;
       }
       return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
@@ -944,10 +861,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   bool call_default_async(step then) {
     if constexpr (Kind::is_pipeline) {
       pending_output_.emplace(
-          complete_pipeline(call_with_args(slot_->default_async, nullptr), this));
+          complete_pipeline(call_with_args(slot().default_async, nullptr), this));
       suspend_into(pending_kind::output, then, &suspended_driver);
     } else {
-      pending_value_.emplace(call_with_args(slot_->default_async, nullptr));
+      pending_value_.emplace(call_with_args(slot().default_async, nullptr));
       suspend_into(pending_kind::value, then, &suspended_driver);
     }
     return false;
@@ -1006,39 +923,42 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     else if constexpr (plain_singleton_call) return run_plain_singleton();
     else return start_plain_outlined();
   }
-  // A dispatch whose hooks are all plain (hook_entry::plain), unwatched and without options:
-  // the same rules as start_watched, without its bookkeeping (no observer to tell, no context
-  // to begin or end, no time limit, every failure propagates).
-  HOOKSET_ALWAYS_INLINE bool start_plain() {
-    hooks_ = list_->hooks.data();
-    count_ = plain_end_ = list_->hooks.size();
+  // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
+  // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
+  // options (start_plain_outlined): no observer to tell, no context to begin or end, no time limit,
+  // every failure propagates. One out-of-line copy for both.
+  HOOKSET_NOINLINE bool start_snapshot() {
+    if (list_) [[likely]] {
+      hooks_ = list_->hooks.data();
+      count_ = list_->hooks.size();
+      plain_end_ = list_->leading_plain;  // (all of them when all are plain)
+      if constexpr (Kind::has_chain) chain_.bind(list_->chain);
+      if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
+      if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
+    } else {
+      count_ = plain_end_ = 0;
+    }
     next_ = produced_ = 0;
-    if constexpr (Kind::has_chain) chain_.bind(list_->chain);
-    if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
-    if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
-    if constexpr (Kind::has_aggregate) outputs_.reserve(count_ + 1);
-    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    if (start_once()) return true;
-    hold_list();  // suspending (an asynchronous default or companion): as start_watched
+    if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
+      throw_companion_not_configured(slot_->name);
+    if constexpr (Kind::has_aggregate)
+      outputs_.reserve(count_ + 1);  // the vector the aggregate receives
+    sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
+    if (start()) return true;
+    // Suspending (an asynchronous default, hook or companion): from here on the dispatch owns
+    // a reference to its snapshot, taken while the synchronous scope still protects it (it may
+    // already be parked).
+    if (list_) hold_list();
     return false;
   }
-  // start(), for start_plain and start_watched: for a Pipeline, whose hooks' decisions are
-  // taken in its hook loop, one out-of-line copy of the rules and the loop that both call (each
-  // held one: 1 KB); inline for the others (the call cost a Singleton dispatch 15
-  // instructions; an aggregate's large part is after_head, out of line already).
-  HOOKSET_ALWAYS_INLINE bool start_once() {
-    if constexpr (Kind::is_pipeline) return start_outlined();
-    else return start();
-  }
-  HOOKSET_NOINLINE bool start_outlined() { return start(); }
-  HOOKSET_NOINLINE bool start_plain_outlined() { return start_plain(); }
+  bool start_plain_outlined() { return start_snapshot(); }
   HOOKSET_NOINLINE bool run_plain_fold() {
     // (An asynchronous default: the general loop, out of line - inlined here, its registers
     // cost the loop a frame of six saved ones.)
-    if (!plain_fold_runs(*list_, slot_->default_sync)) [[unlikely]]
+    if (!plain_fold_runs(*list_, slot().default_sync)) [[unlikely]]
       return start_plain_outlined();
     lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    value_ = plain_fold(*list_, slot_->default_sync, args_);
+    value_ = plain_fold(*list_, slot().default_sync, args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
       producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
     return true;
@@ -1096,16 +1016,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     return last;
   }
   HOOKSET_NOINLINE bool run_plain_chain() {
-    if (!slot_->default_sync) [[unlikely]]
+    if (!slot().default_sync) [[unlikely]]
       return start_plain_outlined();  // (as run_plain_fold)
     chain_.bind(list_->chain);
     return chain_.visit([&](auto& chain) {
       using verdict = decltype(chain(std::declval<const result&>()));
       if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
-        return start_plain();  // an asynchronous judge: the general path
+        return start_plain_outlined();  // an asynchronous judge: the general path
       } else {
         lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-        result last = call_with_args(slot_->default_sync, nullptr);
+        result last = call_with_args(slot().default_sync, nullptr);
         produced_by(nullptr);
         if (chain(std::as_const(last)) != Flow::Break) {
           const entry* hook = list_->hooks.data();
@@ -1226,7 +1146,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
           }
           if constexpr (!counts_at_end) {
             produced_by(&hook);
-            const next after = take_output();
+            // (A watched hook's output is taken out of line for the kinds that collect: one
+            // copy of collect() for the watched stretches, whose hooks cost far more.)
+            const next after = B != bookkeeping::plain && Kind::has_aggregate
+                                   ? take_output_outlined()
+                                   : take_output();
             if (after != next::more) return after;
           }
         }
@@ -1255,7 +1179,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     try {
       call_plain(hook);
     } catch (...) {
-      report_hook_end(hook, HookOutcome::failed, std::current_exception());
+      report_hook_end(slot_->name, hook, HookOutcome::failed, std::current_exception());
       throw;
     }
     observers_.tell_hook_end(event, hook_started_);
@@ -1303,7 +1227,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     hook_position_ = next_ - 1;
     // (With no context and no hook events there is nothing to check, start or tell.)
     if (flags_ & (has_context | hook_events))
-      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(hook));
+      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(slot_->name, hook));
     const bool with_context = flags_ & has_context;
     std::exception_ptr error;
     // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
@@ -1344,20 +1268,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
     if constexpr (Kind::is_fold) return call_fold(async, hook.object, last_for(hook));
     else return call_with_args(async, hook.object);
   }
-  void report_hook_end(const entry& hook, HookOutcome outcome, std::exception_ptr error) noexcept {
-    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome,
-                        std::move(error));
-  }
-  // `hook` and this dispatch as the code that begins and concludes a bookkept hook sees them
-  // (hook_outcome.hpp: the same for every slot kind).
-  bookkept_hook bookkept(const entry& hook) noexcept {
-    return {hook,
-            slot_->name,
-            hook_position_,
-            (flags_ & has_context) ? context_ : nullptr,
-            (flags_ & hook_events) ? &observers_ : nullptr,
-            set_observer_};
-  }
   // A hook returned (error null) or threw: what that means for the dispatch
   // (conclude_bookkept_hook: its own time limit, a stop of the dispatch, its failure policy, its
   // events). Here only what needs the slot's types: the output an aggregate makes of a failure,
@@ -1370,8 +1280,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
       // A quiet hook's failure, nothing watching: it propagates as it is, with nothing to tell
       // (and no watched code to reach).
       if (!(flags_ & (has_context | hook_events)) && hook.quiet) std::rethrow_exception(error);
-      step = observers_.code->conclude_bookkept_hook(
-          bookkept(hook), hook_started_, error, own_limit_expired, substitutes, Kind::is_pipeline);
+      step = observers_.code->conclude_bookkept_hook(bookkept(slot_->name, hook), hook_started_,
+                                                     error, own_limit_expired, substitutes,
+                                                     Kind::is_pipeline);
       if (step == hook_step::skipped) return step;
       if constexpr (substitutes)
         if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
@@ -1412,14 +1323,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   using interceptor_sync_fn = output (*)(void*, next_handle, arg_ref_t<A>...);
   using interceptor_async_fn = Task<output> (*)(void*, next_handle, arg_ref_t<A>...);
 
-  // The hooks of an intercepted dispatch are reported as that dispatch's.
-  HOOKSET_NOINLINE void adopt_observers(const intercept_link& outer) noexcept {
-    if (!outer.observers) return;
-    observers_ = *outer.observers;
-    observers_.forget_boundary();
-    flags_ |= observed;
-    if (observers_.hook_events) flags_ |= hook_events;
-  }
   // The interceptor layer (intercept.hpp): this dispatch calls its first interceptor; each
   // next() is a next_call, which calls the interceptor after it or, past the last, runs the
   // dispatch of the hooks (start_as_rest). An intercepting dispatch runs no hook itself: next_
@@ -1444,14 +1347,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   template <class Store>
   bool invoke_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
                           late<Task<output>>& pending);
-  // A coroutine interceptor's Task ended, with `error` or not: observers that want hook events
-  // see its end.
-  void interceptor_done(std::size_t index, hook_clock::ticks started,
-                        std::exception_ptr error) noexcept {
-    if (flags_ & hook_events)
-      observers_.interceptor_end(slot_->name, list_->interceptors[index], index, started,
-                                 std::move(error));
-  }
   // The first interceptor's output is this dispatch's.
   template <class Produced>
   void store_output(Produced&& produced) {
@@ -1514,20 +1409,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   // Written on every dispatch: the inputs, flags_, value_'s flag and the counters. The rest is
   // written only on the paths that read it.
 
-  std::tuple<bound_t<A>...> args_;
-  const hook_list_owner* owner_;
-  const descriptor* slot_;
-  Observer* set_observer_;
-  std::uint8_t flags_ = 0;
-  pending_kind pending_;  // what is pending while suspended
-  Flow flow_;             // a pending chain verdict, once it arrived
-
-  const list_type* list_;
-  const entry* hooks_;
-  std::size_t count_;
-  std::size_t plain_end_;  // the end of the leading stretch of plain hooks
-  std::size_t next_;       // hooks started so far: what hooks_run reports
-  std::size_t produced_;   // hooks that produced an output (not skipped by FailOpen)
+  Flow flow_;  // a pending chain verdict, once it arrived
 
   [[no_unique_address]] value_holder<result>
       value_;  // `last` of fold slots, else the newest output
@@ -1545,18 +1427,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> {
   [[no_unique_address]] companion_instance<typename Kind::chain> chain_;
   [[no_unique_address]] companion_instance<typename Kind::aggregate> aggregate_;
   [[no_unique_address]] companion_instance<typename Kind::finalize> finalize_;
-  dispatch_observers observers_;  // valid when flags_ has `observed`
-  // The hook being concluded, for its events (valid when flags_ has `hook_events`).
-  std::size_t hook_position_;
-  hook_clock::ticks hook_started_;
-
-  dispatch_context* context_;  // valid when flags_ has `has_context`; owned unless lent()
   late<std::shared_ptr<const void>> owner_kept_;  // valid when flags_ has `keeps_owner`
 
   // Suspension: the step that takes the pending value, the hook that produces it.
   step resume_;
   const driver_code* driver_code_;  // what the suspension left (suspend_into)
-  const entry* current_;
   late<Task<result>> pending_value_;
   [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value>
       pending_flow_;

@@ -55,7 +55,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::drive(dispatch* self) {
     self->complete(std::current_exception());
     throw;
   }
-  self->complete(nullptr);
+  self->complete(no_error);
 }
 
 // What the steps left pending, handed over to the driver.

@@ -217,14 +217,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     try {
       if constexpr (std::is_void_v<output>) {
         get_awaiter(std::move(task_.get())).await_resume();
-        self_->interceptor_done(index_, started_, nullptr);
+        self_->interceptor_done(self_->slot_->name, index_, started_, nullptr);
       } else {
         output produced = get_awaiter(std::move(task_.get())).await_resume();
-        self_->interceptor_done(index_, started_, nullptr);
+        self_->interceptor_done(self_->slot_->name, index_, started_, nullptr);
         return produced;
       }
     } catch (...) {
-      self_->interceptor_done(index_, started_, std::current_exception());
+      self_->interceptor_done(self_->slot_->name, index_, started_, std::current_exception());
       throw;
     }
   }
@@ -239,8 +239,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
       // Every hook plain (interceptors aside), nothing to report or stop: the hand-written
       // loop, as run_plain_fold.
       if (!(self.flags_ & (has_context | observed)) && list.hooks_plain &&
-          plain_fold_runs(list, self.slot_->default_sync)) [[likely]] {
-        produced_.emplace(plain_fold(list, self.slot_->default_sync, args_.get()));
+          plain_fold_runs(list, self.slot().default_sync)) [[likely]] {
+        produced_.emplace(plain_fold(list, self.slot().default_sync, args_.get()));
         state_ = state::produced;
         return true;
       }
@@ -265,7 +265,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
   HOOKSET_NOINLINE bool start_rest() {
     dispatch& self = *self_;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      rest_.emplace(*self.owner_, *self.slot_, self.set_observer_,
+      rest_.emplace(*self.owner_, self.slot(), self.set_observer_,
                     static_cast<bound_t<A>&&>(std::get<I>(args_.get()))...);
     }
     (indices{});

@@ -1,0 +1,166 @@
+#pragma once
+// The part of a dispatch that does not depend on its slot's types (dispatch.hpp derives from
+// it): the snapshot's cursor, the counters, the flags, the observers and the context - and the
+// code that only reads and writes those, above all a watched dispatch's begin and end (who
+// observes it, its context, the events told at its end).
+//
+// Why a class of its own: the engine is instantiated and optimised once per slot kind, and
+// every kind carried its own copy of that code though none of it names a type of the slot.
+// Here it is ordinary code, one copy for every kind (<hookset/impl/frame.ipp>: compiled once with
+// HOOKSET_SEPARATE_COMPILATION, coro/config.hpp). The engine keeps what needs the types: the
+// arguments, the outputs, the companions and the pending awaitables.
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string_view>
+
+#include <hookset/coro/await_context.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/events.hpp>
+#include <hookset/detail/dispatch/hook_outcome.hpp>
+#include <hookset/detail/hook_call.hpp>
+#include <hookset/detail/hook_clock.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
+#include <hookset/detail/slot_traits.hpp>
+
+namespace hookset::detail {
+
+class dispatch_frame {
+ protected:
+  // flags_
+  static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
+  static constexpr std::uint8_t suspended = 2;   // await_ready returned false: a pending
+                                                 // awaitable exists
+  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
+  static constexpr std::uint8_t observed = 8;  // observers_ is set
+  static constexpr std::uint8_t hook_events = 16;   // an observer wants per-hook events
+  static constexpr std::uint8_t broke = 32;         // a chain companion said Break
+  static constexpr std::uint8_t has_context = 64;   // context_ is set (owned)
+  static constexpr std::uint8_t keeps_owner = 128;  // the dispatch keeps what its lists belong to
+
+  // What an asynchronous step left pending: the default's value, a hook's (its outcome judged
+  // by after_hook), a chain verdict, the result of a producer, the concurrent hooks, the first
+  // interceptor's output.
+  enum class pending_kind : unsigned char { value, hook, flow, output, concurrent, intercepted };
+
+  // The dispatch's result told to observers that asked for values (the engine's, for its types).
+  using report_values_fn = void (*)(dispatch_frame&) noexcept;
+
+  dispatch_frame(const hook_list_owner* owner, const slot_facts* slot, Observer* set_observer,
+                 std::uint8_t flags = 0) noexcept
+      : owner_(owner), slot_(slot), set_observer_(set_observer), flags_(flags) {}
+
+  // ---- a watched dispatch (impl/frame.ipp) ----------------------------------------------------
+
+  // The general start, before the slot's rules: who observes the dispatch (the observers of
+  // the one it is the rest of, or the process-wide and the set's), a context when a hook has a
+  // time limit, the code the watched parts run, and the context's begin (a stopped or late
+  // dispatch goes no further). What it throws was told to the observers as the end.
+  void begin_watching();
+  void begin_time_limits();  // (a hook's time limit sets a context; out of the way)
+  // No error, for end_watching (a constant: no exception_ptr for the caller to make and free).
+  static inline const std::exception_ptr no_error{};
+  // The dispatch is over (with `error`, or not): tells the observers (its result first, through
+  // `report`, when they asked for values), stops its timers.
+  void end_watching(const std::exception_ptr& error, report_values_fn report) noexcept;
+  // The context ends; true when this dispatch is the rest of an intercepted one (which then
+  // reports, with the hooks run here).
+  bool end_context() noexcept;
+  // The hooks of an intercepted dispatch are reported as that dispatch's.
+  void adopt_observers(const intercept_link& outer) noexcept;
+
+  // ---- small helpers (inline) ---------------------------------------------------------------
+
+  // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
+  HOOKSET_ALWAYS_INLINE bool unwatched() const noexcept {
+    return !set_observer_ && !(flags_ & has_context) && !observer_installed();
+  }
+  // Whether this dispatch is the rest of an intercepted one.
+  intercept_link* intercepted_by() const noexcept {
+    return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
+  }
+  // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
+  // its own from the start).
+  void hold_list() noexcept {
+    if (flags_ & holds_list) return;
+    list_->acquire();
+    flags_ |= holds_list;
+  }
+  dispatch_context& context() {
+    if (!(flags_ & has_context)) set_context(make_dispatch_context(CallOptions{}));
+    return *context_;
+  }
+  void set_context(dispatch_context* context) noexcept {
+    context_ = context;
+    flags_ |= has_context;
+  }
+  // The context goes (it is set): deleted unless an adapter lent it (run_under).
+  void drop_context() noexcept {
+    if (!context_->lent()) dispatch_context::destroy(context_);
+  }
+  // What the dispatch holds that is not its slot's: its snapshot's reference, its context.
+  void release_frame() noexcept {
+    if (flags_ & holds_list) hook_list::release_ref(list_);
+    if (flags_ & has_context) drop_context();
+  }
+  // Before a step that runs user code: a cancelled or late dispatch goes no further.
+  void check_stop(std::string_view slot, const hook_entry* hook = nullptr) const {
+    if (flags_ & has_context) context_->check(slot, hook);
+  }
+  // `hook` and this dispatch as the code that begins and concludes a bookkept hook sees them
+  // (hook_outcome.hpp).
+  bookkept_hook bookkept(std::string_view slot, const hook_entry& hook) noexcept {
+    return {hook,
+            slot,
+            hook_position_,
+            (flags_ & has_context) ? context_ : nullptr,
+            (flags_ & hook_events) ? &observers_ : nullptr,
+            set_observer_};
+  }
+  void report_hook_end(std::string_view slot, const hook_entry& hook, HookOutcome outcome,
+                       std::exception_ptr error) noexcept {
+    observers_.hook_end(slot, hook, hook_position_, hook_started_, outcome, std::move(error));
+  }
+  // A coroutine interceptor's Task ended, with `error` or not: observers that want hook events
+  // see its end.
+  void interceptor_done(std::string_view slot, std::size_t index, hook_clock::ticks started,
+                        std::exception_ptr error) noexcept {
+    if (flags_ & hook_events)
+      observers_.interceptor_end(slot, list_->interceptors[index], index, started,
+                                 std::move(error));
+  }
+
+  // ---- data ---------------------------------------------------------------------------------
+  // Written on every dispatch: flags_ and, where they are read, the counters. The rest is
+  // written only on the paths that read it.
+
+  const hook_list_owner* owner_;  // the slot's hook lists, in the set
+  const slot_facts* slot_;        // (the engine's descriptor of the slot)
+  Observer* set_observer_;
+  std::uint8_t flags_;
+  pending_kind pending_;  // what is pending while suspended
+
+  const hook_list* list_;
+  const hook_entry* hooks_;
+  std::size_t count_;
+  std::size_t plain_end_;  // the end of the leading stretch of plain hooks
+  std::size_t next_;       // hooks started so far: what hooks_run reports
+  std::size_t produced_;   // hooks that produced an output (not skipped by FailOpen)
+
+  dispatch_observers observers_;  // valid when flags_ has `observed`
+  // The hook being concluded, for its events (valid when flags_ has `hook_events`).
+  std::size_t hook_position_;
+  hook_clock::ticks hook_started_;
+  const hook_entry* current_;  // the hook a suspension waits for
+
+  dispatch_context* context_;  // valid when flags_ has `has_context`; owned unless lent()
+};
+
+}  // namespace hookset::detail
+
+#if defined(HOOKSET_HEADER_ONLY)
+#include <hookset/impl/frame.ipp>
+#endif
