@@ -393,7 +393,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
         if (!list_) {
           // No hook, no configured companion: nothing can change under the default, and no
           // snapshot needs protecting.
-          if constexpr (Kind::has_chain || Kind::has_producer)
+          // (A Pipeline with no hook runs its default alone: the general copy of the rules
+          // serves it, one function fewer per kind.)
+          if constexpr (Kind::is_pipeline) return start_snapshot();
+          else if constexpr (Kind::has_chain || Kind::has_producer)
             return start_without_hooks_outlined();
           else return start_without_hooks();
         }
@@ -703,7 +706,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
                                  rewritten, std::get<0>(args_));
       if (decision.index() == 0) return next::more;
       if (rewritten) {
-        std::get<0>(args_) = std::move(std::get<1>(decision).input);
+        std::get<0>(args_) = std::move(std::get_if<1>(&decision)->input);
         return next::more;
       }
       output_.emplace(std::visit(
