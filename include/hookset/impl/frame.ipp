@@ -55,7 +55,7 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::end_watching(const std::excep
     // dispatch's outcome is that interceptor's, told first.
     if ((flags_ & (hook_events | driving)) == (hook_events | driving) &&
         pending_ == pending_kind::intercepted) [[unlikely]]
-      interceptor_done(slot, 0, hook_started_, error);
+      interceptor_done(0, hook_started_, error);
     if (!error && observers_.values) report(*this);
     // (next_: the hooks run, by this dispatch or, intercepted, inside its next() - the rest
     // writes it through its intercept_link.)

@@ -213,8 +213,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
         // A loser: its answer no longer matters.
         hook_position_ = i;
         hook_started_ = slot.event_started;
-        if (flags_ & hook_events)
-          report_hook_end(slot_->name, hook, HookOutcome::cancelled, slot.error);
+        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
         continue;
       }
       conclude(i);

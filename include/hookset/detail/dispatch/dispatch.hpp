@@ -221,7 +221,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
   template <class Other>
-  dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
+  HOOKSET_ALWAYS_INLINE dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
       : bound_arguments<A...>{std::move(other.args_)},
         dispatch_frame(other.owner_, other.slot_, other.set_observer_,
                        other.flags_ & (has_context | keeps_owner)) {
@@ -236,7 +236,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   }
 
   // Movable until it starts (compilers may move awaiters): the inputs and the options move.
-  dispatch(dispatch&& other) noexcept(
+  HOOKSET_ALWAYS_INLINE dispatch(dispatch&& other) noexcept(
       std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
       : dispatch(converting_dispatch{}, std::move(other)) {}
   dispatch& operator=(dispatch&&) = delete;
@@ -547,11 +547,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
   HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
     if (flags_ & (has_context | observed)) [[unlikely]]
-      complete_watched(error);
-  }
-  // (The watched end is the frame's, one copy for every kind: frame.hpp.)
-  void complete_watched(const std::exception_ptr& error) noexcept {
-    end_watching(error, &report_result);
+      end_watching(error, &report_result);  // (the frame's: one copy for every kind)
   }
 
   // A keyed slot's dispatch: list_ becomes the list of its key - a list filtered for the key
@@ -591,11 +587,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       if (self.value_)
         self.observers_.template tell_result<Kind::is_pipeline>(self.slot_->name, *self.value_);
     }
-  }
-
-  // Before a step that runs user code: a cancelled or late dispatch goes no further.
-  void check_stop(const entry* hook = nullptr) const {
-    dispatch_frame::check_stop(slot_->name, hook);
   }
 
   // Out of line: the cold path of the destructor. (Inlined into a caller that destroys a
@@ -684,6 +675,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       return next::more;
     }
   }
+  // (The copy the watched stretches call, for the kinds that collect: run_stretch.)
   HOOKSET_NOINLINE next take_output_outlined() { return take_output(); }
   HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
     collect();
@@ -924,11 +916,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
     if constexpr (plain_fold_loop) return run_plain_fold();
     else if constexpr (plain_chain_loop) return run_plain_chain();
     else if constexpr (plain_singleton_call) return run_plain_singleton();
-    else return start_plain_outlined();
+    else return start_snapshot();
   }
   // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
   // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
-  // options (start_plain_outlined): no observer to tell, no context to begin or end, no time limit,
+  // options (start_all_plain): no observer to tell, no context to begin or end, no time limit,
   // every failure propagates. One out-of-line copy for both.
   HOOKSET_NOINLINE bool start_snapshot() {
     if (list_) [[likely]] {
@@ -954,12 +946,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
     if (list_) hold_list();
     return false;
   }
-  bool start_plain_outlined() { return start_snapshot(); }
   HOOKSET_NOINLINE bool run_plain_fold() {
     // (An asynchronous default: the general loop, out of line - inlined here, its registers
     // cost the loop a frame of six saved ones.)
     if (!plain_fold_runs(*list_, slot().default_sync)) [[unlikely]]
-      return start_plain_outlined();
+      return start_snapshot();
     lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     value_ = plain_fold(*list_, slot().default_sync, args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
@@ -969,7 +960,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   // The rules of start_plain for a plain_singleton_call slot whose hook is plain: the call.
   HOOKSET_NOINLINE bool run_plain_singleton() {
     if (list_->hooks.size() != 1) [[unlikely]]
-      return start_plain_outlined();
+      return start_snapshot();
     const entry& hook = list_->hooks.front();
     lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
     call_plain(hook);
@@ -1020,12 +1011,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   }
   HOOKSET_NOINLINE bool run_plain_chain() {
     if (!slot().default_sync) [[unlikely]]
-      return start_plain_outlined();  // (as run_plain_fold)
+      return start_snapshot();  // (as run_plain_fold)
     chain_.bind(list_->chain);
     return chain_.visit([&](auto& chain) {
       using verdict = decltype(chain(std::declval<const result&>()));
       if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
-        return start_plain_outlined();  // an asynchronous judge: the general path
+        return start_snapshot();  // an asynchronous judge: the general path
       } else {
         lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
         result last = call_with_args(slot().default_sync, nullptr);
@@ -1182,7 +1173,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
     try {
       call_plain(hook);
     } catch (...) {
-      report_hook_end(slot_->name, hook, HookOutcome::failed, std::current_exception());
+      report_hook_end(hook, HookOutcome::failed, std::current_exception());
       throw;
     }
     observers_.tell_hook_end(event, hook_started_);
@@ -1230,7 +1221,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
     hook_position_ = next_ - 1;
     // (With no context and no hook events there is nothing to check, start or tell.)
     if (flags_ & (has_context | hook_events))
-      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(slot_->name, hook));
+      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(hook));
     const bool with_context = flags_ & has_context;
     std::exception_ptr error;
     // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
@@ -1283,9 +1274,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       // A quiet hook's failure, nothing watching: it propagates as it is, with nothing to tell
       // (and no watched code to reach).
       if (!(flags_ & (has_context | hook_events)) && hook.quiet) std::rethrow_exception(error);
-      step = observers_.code->conclude_bookkept_hook(bookkept(slot_->name, hook), hook_started_,
-                                                     error, own_limit_expired, substitutes,
-                                                     Kind::is_pipeline);
+      step = observers_.code->conclude_bookkept_hook(
+          bookkept(hook), hook_started_, error, own_limit_expired, substitutes, Kind::is_pipeline);
       if (step == hook_step::skipped) return step;
       if constexpr (substitutes)
         if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
@@ -1409,8 +1399,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   bool run_after_quiet_hooks(erased_task& pending, const await_context* awaiting);
 
   // ---- data ---------------------------------------------------------------------------------
-  // Written on every dispatch: the inputs, flags_, value_'s flag and the counters. The rest is
-  // written only on the paths that read it.
+  // (The inputs are the first base, the state that does not depend on the slot's types the
+  // second: frame.hpp.) Written on every dispatch: value_'s flag. The rest is written only on
+  // the paths that read it.
 
   Flow flow_;  // a pending chain verdict, once it arrived
 

@@ -107,29 +107,30 @@ class dispatch_frame {
     if (flags_ & has_context) drop_context();
   }
   // Before a step that runs user code: a cancelled or late dispatch goes no further.
-  void check_stop(std::string_view slot, const hook_entry* hook = nullptr) const {
-    if (flags_ & has_context) context_->check(slot, hook);
+  void check_stop(const hook_entry* hook = nullptr) const {
+    if (flags_ & has_context) context_->check(slot_->name, hook);
   }
   // `hook` and this dispatch as the code that begins and concludes a bookkept hook sees them
   // (hook_outcome.hpp).
-  bookkept_hook bookkept(std::string_view slot, const hook_entry& hook) noexcept {
+  bookkept_hook bookkept(const hook_entry& hook) noexcept {
     return {hook,
-            slot,
+            slot_->name,
             hook_position_,
             (flags_ & has_context) ? context_ : nullptr,
             (flags_ & hook_events) ? &observers_ : nullptr,
             set_observer_};
   }
-  void report_hook_end(std::string_view slot, const hook_entry& hook, HookOutcome outcome,
+  void report_hook_end(const hook_entry& hook, HookOutcome outcome,
                        std::exception_ptr error) noexcept {
-    observers_.hook_end(slot, hook, hook_position_, hook_started_, outcome, std::move(error));
+    observers_.hook_end(slot_->name, hook, hook_position_, hook_started_, outcome,
+                        std::move(error));
   }
   // A coroutine interceptor's Task ended, with `error` or not: observers that want hook events
   // see its end.
-  void interceptor_done(std::string_view slot, std::size_t index, hook_clock::ticks started,
+  void interceptor_done(std::size_t index, hook_clock::ticks started,
                         std::exception_ptr error) noexcept {
     if (flags_ & hook_events)
-      observers_.interceptor_end(slot, list_->interceptors[index], index, started,
+      observers_.interceptor_end(slot_->name, list_->interceptors[index], index, started,
                                  std::move(error));
   }
 

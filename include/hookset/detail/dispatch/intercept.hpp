@@ -217,14 +217,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>::next_call {
     try {
       if constexpr (std::is_void_v<output>) {
         get_awaiter(std::move(task_.get())).await_resume();
-        self_->interceptor_done(self_->slot_->name, index_, started_, nullptr);
+        self_->interceptor_done(index_, started_, nullptr);
       } else {
         output produced = get_awaiter(std::move(task_.get())).await_resume();
-        self_->interceptor_done(self_->slot_->name, index_, started_, nullptr);
+        self_->interceptor_done(index_, started_, nullptr);
         return produced;
       }
     } catch (...) {
-      self_->interceptor_done(self_->slot_->name, index_, started_, std::current_exception());
+      self_->interceptor_done(index_, started_, std::current_exception());
       throw;
     }
   }
