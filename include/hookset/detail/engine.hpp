@@ -5,3 +5,4 @@
 #include <hookset/detail/dispatch/dispatch.hpp>    // IWYU pragma: export
 #include <hookset/detail/dispatch/driver.hpp>      // IWYU pragma: export
 #include <hookset/detail/dispatch/intercept.hpp>   // IWYU pragma: export
+#include <hookset/detail/dispatch/steps.hpp>       // IWYU pragma: export

@@ -40,6 +40,127 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_watching() {
   }
 }
 
+HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::run_hooks_with_bookkeeping(
+    const hook_steps& steps) {
+  // Plain hooks of a dispatch that reports hook events and has no context run in stretches, as
+  // the watched code's run_observed_hooks runs them. (A pipeline reports a hook's end with its
+  // decision: bookkept.)
+  const bool observed_plain =
+      !steps.told_with_decision && (flags_ & (hook_events | has_context)) == hook_events;
+  while (next_ != count_) {
+    const hook_entry& hook = hooks_[next_];
+    progress after;
+    if (observed_plain && hook.plain) {
+      after = observers_.code->run_observed_hooks(*this, steps);
+    } else {
+      // The first hook that suspends a concurrent slot's dispatch: it and every later one run
+      // concurrently, driven by the driver, which then finishes the dispatch.
+      if (steps.run_concurrently && !hook.sync) {
+        steps.run_concurrently(*this, hook);
+        return false;
+      }
+      ++next_;
+      const hook_step step = run_one_hook(hook, steps);
+      if (step == hook_step::skipped) continue;
+      if (step == hook_step::suspended) return false;
+      after = steps.take ? steps.take(*this) : progress::more;
+    }
+    if (after == progress::stop) break;
+    if (after == progress::suspended) return false;
+  }
+  return steps.finish(*this);
+}
+
+// (Reached through the watched code's table, events.hpp: only a dispatch that reports hook
+// events runs it.)
+HOOKSET_NOINLINE HOOKSET_DECL progress run_observed_hooks(dispatch_frame& dispatch,
+                                                          const hook_steps& steps) {
+  dispatch_frame& f = dispatch;
+  const hook_entry* const hooks = f.hooks_;
+  // One HookEvent for the stretch, one clock reading per hook boundary.
+  HookEvent event = f.observers_.hook_event(f.slot_->name, hooks[f.next_], f.next_);
+  do {
+    const hook_entry& hook = hooks[f.next_];
+    f.current_ = &hook;
+    f.hook_position_ = f.next_++;
+    event.hook = hook.id();
+    event.name = hook.record->name;
+    event.position = f.hook_position_;
+    event.duration = {};
+    f.hook_started_ = f.observers_.tell_hook_begin(event);
+    try {
+      steps.produce(dispatch, hook);
+    } catch (...) {
+      f.report_hook_end(hook, HookOutcome::failed, std::current_exception());
+      throw;
+    }
+    f.observers_.tell_hook_end(event, f.hook_started_);
+    if (steps.take) {
+      const progress after = steps.take(dispatch);
+      if (after != progress::more) return after;
+    }
+  } while (f.next_ != f.count_ && hooks[f.next_].plain);
+  return progress::more;
+}
+
+HOOKSET_DECL hook_step dispatch_frame::run_one_hook(const hook_entry& hook,
+                                                    const hook_steps& steps) {
+  if (!(flags_ & (has_context | hook_events)) && hook.quiet) {
+    // Nothing watches the dispatch and the hook's failures propagate: the call alone.
+    current_ = &hook;  // (what the driver concludes, when the hook is asynchronous)
+    if (!hook.sync) {
+      steps.start(*this, hook);
+      return hook_step::suspended;
+    }
+    steps.call(*this, hook);
+    steps.settle(*this, hook, hook_step::produced, true, no_error);
+    return hook_step::produced;
+  }
+  return observers_.code->run_bookkept_hook(*this, hook, steps);
+}
+
+// (Reached through the watched code's table, events.hpp: a file that names no watched code does
+// not contain it.)
+HOOKSET_NOINLINE HOOKSET_DECL hook_step run_bookkept_hook(dispatch_frame& dispatch,
+                                                          const hook_entry& hook,
+                                                          const hook_steps& steps) {
+  dispatch_frame& f = dispatch;
+  f.current_ = &hook;
+  f.hook_position_ = f.next_ - 1;
+  const bool watched = f.flags_ & (dispatch_frame::has_context | dispatch_frame::hook_events);
+  if (watched) f.hook_started_ = begin_bookkept_hook(f.bookkept(hook));
+  std::exception_ptr error;
+  {
+    // The hook's synchronous part sees the dispatch's stop token and executor.
+    const bool with_context = f.flags_ & dispatch_frame::has_context;
+    await_context_scope scope(with_context ? f.context_->link() : scoped_context());
+    // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
+    // also when concluding throws (a fail-closed hook, a stopped dispatch).
+    try {
+      if (!hook.sync) {
+        steps.start(dispatch, hook);
+        return hook_step::suspended;  // (concluded when it ends: the engine's after_hook)
+      }
+      steps.call(dispatch, hook);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  const bool returned = !error;
+  hook_step step = hook_step::produced;
+  if (watched || error) {
+    try {
+      step = conclude_bookkept_hook(f.bookkept(hook), f.hook_started_, error, false,
+                                    steps.substitutes, steps.told_with_decision);
+    } catch (...) {
+      if (returned) steps.settle(dispatch, hook, hook_step::skipped, true, error);  // (drops it)
+      throw;
+    }
+  }
+  steps.settle(dispatch, hook, step, returned, error);
+  return step;
+}
+
 HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_time_limits() {
   set_context(list_->make_context(CallOptions{}));
 }

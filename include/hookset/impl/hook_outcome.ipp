@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <hookset/coro/config.hpp>
+#include <hookset/detail/dispatch/frame.hpp>  // (run_bookkept_hook and run_observed_hooks, the table's)
 #include <hookset/detail/dispatch/hook_outcome.hpp>
 #include <hookset/detail/observer_types.hpp>
 #include <hookset/errors.hpp>
@@ -133,6 +134,8 @@ struct watched_code_of {
         &begin_bookkept_hook,
         &conclude_bookkept_hook,
         &hook_time_limit_expired,
+        &run_bookkept_hook,
+        &run_observed_hooks,
     };
   }
 };

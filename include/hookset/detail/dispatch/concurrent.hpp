@@ -6,7 +6,8 @@
 // failure or a stop stops the starting and asks the running hooks to stop; the dispatch goes on
 // (or fails) only when every hook it started has finished - its coroutine frame destroyed, its
 // by-value parameters with it (run_detached reports a hook only then). The driver (driver.hpp)
-// runs it (run_concurrently) from the first hook that suspends (run_stretch).
+// runs it (run_concurrently) from the first hook that suspends (the frame's hook loop with
+// bookkeeping: suspend_concurrent).
 
 #include <coroutine>
 #include <cstddef>

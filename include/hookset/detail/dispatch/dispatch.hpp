@@ -192,8 +192,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   static constexpr bool substitutes = substitutes_failures<Kind>;
   using collected = std::conditional_t<attributed, Attributed<result>, result>;
 
-  // What the step after an output does.
-  enum class next : unsigned char { more, stop, suspended };
+  // What the step after an output does (frame.hpp).
+  using next = progress;
   using step = bool (dispatch::*)();
 
   template <class, class>
@@ -675,8 +675,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       return next::more;
     }
   }
-  // (The copy the watched stretches call, for the kinds that collect: run_stretch.)
-  HOOKSET_NOINLINE next take_output_outlined() { return take_output(); }
   HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
     collect();
     if (flow == Flow::Break) {
@@ -1034,59 +1032,28 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       }
     });
   }
-  // How the hooks of a stretch run - the one hook loop, run_stretch, is a template over it:
-  //   plain     the leading plain hooks (synchronous, no time limit, failures propagate) of a
-  //             dispatch with no context that nobody asked for hook events: the call alone;
-  //   observed  plain hooks of a dispatch that reports hook events and has no context: begin,
-  //             end ok, or end failed and the exception propagates (run_observed). (Pipelines
-  //             report a hook's end with its decision: bookkept.)
-  //   bookkept  any other hook, one at a time: time limits, failure policies, asynchronous
-  //             hooks, a context (run_hook).
-  enum class bookkeeping : unsigned char { plain, observed, bookkept };
-
-  // The hooks from next_ on: the leading plain stretch inline, the rest out of line.
+  // The hooks from next_ on: the leading plain stretch inline, the rest out of line - one loop
+  // for every kind, the frame's (frame.ipp), through this kind's bookkept_steps.
   HOOKSET_ALWAYS_INLINE bool run_hooks() {
     if (!(flags_ & (hook_events | has_context))) [[likely]] {
-      const next after = run_stretch<bookkeeping::plain>();
+      const next after = run_plain_stretch();
       if (after != next::more) return after == next::stop && finish();
       if (next_ == count_) return finish();
     }
-    return run_hooks_with_bookkeeping();
+    return run_hooks_with_bookkeeping(bookkept_steps);
   }
-  HOOKSET_NOINLINE bool run_hooks_with_bookkeeping() {
-    // (Read once: neither changes during a dispatch.)
-    const bool observed_stretches =
-        !Kind::is_pipeline && (flags_ & (hook_events | has_context)) == hook_events;
-    for (;;) {
-      next after = next::more;
-      if constexpr (!Kind::is_pipeline)
-        if (observed_stretches) after = run_stretch<bookkeeping::observed>();
-      if (after == next::more) {
-        if (next_ == count_) return finish();
-        after = run_stretch<bookkeeping::bookkept>();
-      }
-      if (after != next::more) return after == next::stop && finish();
-    }
-  }
-  // The one hook loop: the hooks from next_ on, each run as B says, each output taken
-  // (take_output). Stops at the end of the stretch - the leading plain hooks, the plain hooks
-  // in a row, one bookkept hook - or after an output the chain companion breaks on (or suspends
-  // on), or when a hook suspends. hooks_run (next_) counts the hook that threw.
-  template <bookkeeping B>
-  HOOKSET_ALWAYS_INLINE next run_stretch() {
+  // The leading plain hooks (synchronous, no time limit, failures propagate) from next_ on, of a
+  // dispatch with no context that nobody asked for hook events: the call alone, each output
+  // taken (take_output). Stops at the end of the stretch, or after an output the chain companion
+  // breaks on (or suspends on). hooks_run (next_) counts the hook that threw.
+  HOOKSET_ALWAYS_INLINE next run_plain_stretch() {
     const entry* const hooks = hooks_;
     const std::size_t first = next_;
-    const std::size_t end = B == bookkeeping::plain      ? plain_end_
-                            : B == bookkeeping::observed ? count_
-                                                         : first + 1;
-    if constexpr (B == bookkeeping::plain) {
-      if (first >= end) return next::more;
-    } else if constexpr (B == bookkeeping::observed) {
-      if (first == end || !hooks[first].plain) return next::more;
-    }
+    const std::size_t end = plain_end_;
+    if (first >= end) return next::more;
     // Without a companion judging outputs, next_ and produced_ are written once, after the
     // stretch (or by the handler, when a hook throws).
-    constexpr bool counts_at_end = B == bookkeeping::plain && !judges_outputs;
+    constexpr bool counts_at_end = !judges_outputs;
     if constexpr (counts_at_end && Kind::is_fold && last_in_registers<result>) {
       // `last` stays in registers from hook to hook; memory sees only the final one.
       const entry* hook = hooks + first;
@@ -1103,48 +1070,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       if constexpr (attributes_result) produced_by(hooks + end - 1);  // (first < end)
       return next::more;
     } else {
-      [[maybe_unused]] std::conditional_t<B == bookkeeping::observed, HookEvent, no_value> event =
-          [&] {
-        if constexpr (B == bookkeeping::observed)
-          return observers_.hook_event(slot_->name, hooks[first], first);
-        else return no_value{};
-      }();
       std::size_t i = first;
       try {
         for (; i != end; ++i) {
           const entry& hook = hooks[i];
-          if constexpr (B == bookkeeping::observed) {
-            if (!hook.plain) break;
-          } else if constexpr (B == bookkeeping::bookkept && Kind::is_concurrent) {
-            // The first hook that suspends: it and every later one run concurrently, driven
-            // by the driver (run_concurrently), which then finishes the dispatch. The driver is
-            // the one that hook's registration names, as for any coroutine hook: a file whose
-            // concurrent slots have only synchronous hooks does not contain it.
-            if (!hook.sync) {
-              suspend_into(pending_kind::concurrent, &dispatch::finish,
-                           hook.record->suspended_driver);
-              return next::suspended;
-            }
-          }
           if constexpr (!counts_at_end) next_ = i + 1;
-          if constexpr (B == bookkeeping::bookkept) {
-            const hook_step step = run_hook(hook);  // (counts produced_)
-            if (step == hook_step::skipped) continue;
-            if (step == hook_step::suspended) return next::suspended;
-          } else if constexpr (B == bookkeeping::observed) {
-            run_observed(hook, event);
-            ++produced_;
-          } else {
-            call_plain(hook);
-            if constexpr (!counts_at_end) ++produced_;
-          }
+          call_plain(hook);
           if constexpr (!counts_at_end) {
+            ++produced_;
             produced_by(&hook);
-            // (A watched hook's output is taken out of line for the kinds that collect: one
-            // copy of collect() for the watched stretches, whose hooks cost far more.)
-            const next after = B != bookkeeping::plain && Kind::has_aggregate
-                                   ? take_output_outlined()
-                                   : take_output();
+            const next after = take_output();
             if (after != next::more) return after;
           }
         }
@@ -1159,24 +1094,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       }
       return next::more;
     }
-  }
-  // One plain hook of an observed stretch: its begin and end told, one HookEvent for the
-  // stretch and one clock reading per hook boundary.
-  HOOKSET_ALWAYS_INLINE void run_observed(const entry& hook, HookEvent& event) {
-    current_ = &hook;
-    hook_position_ = next_ - 1;
-    event.hook = hook.id();
-    event.name = hook.record->name;
-    event.position = hook_position_;
-    event.duration = std::chrono::nanoseconds{0};
-    hook_started_ = observers_.tell_hook_begin(event);
-    try {
-      call_plain(hook);
-    } catch (...) {
-      report_hook_end(hook, HookOutcome::failed, std::current_exception());
-      throw;
-    }
-    observers_.tell_hook_end(event, hook_started_);
   }
   HOOKSET_ALWAYS_INLINE bool continue_after(next n) {
     switch (n) {
@@ -1214,48 +1131,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       return call_with_args(fn, object, std::move(last));
     }
   }
-  // A hook with bookkeeping: observed, or with a time limit or a failure policy, or
-  // asynchronous, or run by a dispatch with a context.
-  hook_step run_hook(const entry& hook) {
-    current_ = &hook;
-    hook_position_ = next_ - 1;
-    // (With no context and no hook events there is nothing to check, start or tell.)
-    if (flags_ & (has_context | hook_events))
-      hook_started_ = observers_.code->begin_bookkept_hook(bookkept(hook));
-    const bool with_context = flags_ & has_context;
-    std::exception_ptr error;
-    // A synchronous hook's output, kept aside until the hook's fate is known: a hook skipped by
-    // its failure policy leaves no output.
-    value_holder<result> output;
-    {
-      // The hook's synchronous part sees the dispatch's stop token and executor.
-      await_context_scope scope(with_context ? context_->link() : scoped_context());
-      // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
-      // also when concluding throws (a fail-closed hook, a stopped dispatch).
-      try {
-        if (hook.sync) {
-          const auto sync = sync_call_of<Kind>(hook);
-          if constexpr (is_void) {
-            call_with_args(sync, hook.object);
-          } else if constexpr (Kind::is_fold) {
-            output.emplace(call_fold(sync, hook.object, last_for(hook)));
-          } else {
-            output.emplace(call_with_args(sync, hook.object));
-          }
-        } else {
-          pending_value_.emplace(start_async_hook(hook));
-          suspend_into(pending_kind::hook, nullptr, hook.record->suspended_driver);  // (after_hook)
-          return hook_step::suspended;
-        }
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    const hook_step step = conclude_hook(hook, std::move(error));
-    if constexpr (!is_void)
-      if (step == hook_step::produced) keep_output(std::move(*output));
-    return step;
-  }
+  // The entry points of the frame's hook loop with bookkeeping and of its watched run of one
+  // hook: what of them needs this kind's types (steps.hpp).
+  static const hook_steps bookkept_steps;
   // The Task of an asynchronous hook (not started: Tasks are lazy).
   Task<result> start_async_hook(const entry& hook) {
     const auto async = async_call_of<Kind>(hook);
@@ -1427,6 +1305,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
   step resume_;
   const driver_code* driver_code_;  // what the suspension left (suspend_into)
   late<Task<result>> pending_value_;
+  // A bookkept synchronous hook's output, kept aside until its fate is known (steps.hpp).
+  [[no_unique_address]] std::conditional_t<is_void, no_value, late<result>> staged_;
   [[no_unique_address]] std::conditional_t<Kind::has_chain, late<Task<Flow>>, no_value>
       pending_flow_;
   [[no_unique_address]] std::conditional_t<Kind::has_producer, late<Task<output>>, no_value>

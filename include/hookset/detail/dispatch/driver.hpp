@@ -84,7 +84,7 @@ erased_task dispatch<Kind, mp::mp_list<A...>>::take_pending() {
 // The pending awaitable is a quiet hook (see hook_entry::quiet) of a dispatch nobody observes,
 // and it ended: its output is taken, and the quiet hooks after it run back to back, as a
 // hand-written loop would - a synchronous one called, an asynchronous one left in `pending` for
-// the driver to await (returns true) - with none of run_hook's bookkeeping. A failure propagates
+// the driver to await (returns true) - with none of a bookkept hook's run. A failure propagates
 // as conclude_hook would propagate it. Returns false past the quiet hooks: `pending` is empty,
 // and the step after them (take_pending_outcome) follows.
 template <class Kind, class... A>

@@ -55,6 +55,9 @@ std::string render_decision(const Decided& decided) {
 struct dispatch_observers;
 struct bookkept_hook;                  // (hook_outcome.hpp)
 enum class hook_step : unsigned char;  // (hook_outcome.hpp)
+class dispatch_frame;                  // (frame.hpp)
+struct hook_steps;                     // (frame.hpp)
+enum class progress : unsigned char;   // (frame.hpp)
 
 // The code of a watched dispatch that does not depend on the slot - what observers are told (the
 // functions of dispatch_observers), a bookkept hook's begin and conclusion (hook_outcome.hpp) -
@@ -93,6 +96,9 @@ struct watched_functions {
                                       bool substitutes, bool told_with_decision);
   std::exception_ptr (*hook_time_limit_expired)(std::string_view slot, HookId hook,
                                                 const std::string& name);
+  hook_step (*run_bookkept_hook)(dispatch_frame& dispatch, const hook_entry& hook,
+                                 const hook_steps& steps);
+  progress (*run_observed_hooks)(dispatch_frame& dispatch, const hook_steps& steps);
 };
 
 // The observers watching one dispatch, and what they asked for. Empty (all null) for the

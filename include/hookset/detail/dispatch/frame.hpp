@@ -28,6 +28,39 @@
 
 namespace hookset::detail {
 
+// What a step of the rules left: go on with the next hook, stop the hooks (a Break, a pipeline's
+// terminal decision), or a pending awaitable (the dispatch suspends).
+enum class progress : unsigned char { more, stop, suspended };
+
+// What the hook loop with bookkeeping (dispatch_frame::run_hooks_with_bookkeeping) and the
+// watched run of one hook (run_bookkept_hook) need of the slot's types: the entry points the
+// engine of each slot kind fills once (steps.hpp, bookkept_steps). The loop and the run
+// themselves - which hook runs how, its begin and events, its context, catching its failure, its
+// conclusion - are the frame's: one copy for every kind.
+struct hook_steps {
+  // Calls a synchronous hook; its output is kept aside until its fate is known.
+  void (*call)(dispatch_frame& dispatch, const hook_entry& hook);
+  // Starts a coroutine hook: its Task is pending, the dispatch suspends on it.
+  void (*start)(dispatch_frame& dispatch, const hook_entry& hook);
+  // The hook's fate: produced, the output kept aside (`returned`: the hook returned one) becomes
+  // the newest; substituted, the aggregate's output made of `error` does; skipped, nothing
+  // does. Drops the output kept aside in every case.
+  void (*settle)(dispatch_frame& dispatch, const hook_entry& hook, hook_step step, bool returned,
+                 const std::exception_ptr& error);
+  // Calls a plain hook, whose output needs no fate (nothing can skip it): it is the newest.
+  void (*produce)(dispatch_frame& dispatch, const hook_entry& hook);
+  // Takes the newest output (the rules' take_output); null for the kinds whose output only
+  // becomes the next `last` or the result (nothing to call: the loop goes on).
+  progress (*take)(dispatch_frame& dispatch);
+  // The hooks are done: the rules' finish (false: it suspended).
+  bool (*finish)(dispatch_frame& dispatch);
+  // A concurrent slot's first coroutine hook: it and every later one run concurrently (the
+  // driver's); null for the other kinds.
+  void (*run_concurrently)(dispatch_frame& dispatch, const hook_entry& hook);
+  bool substitutes;         // the aggregate makes an output of a FailClosed hook's failure
+  bool told_with_decision;  // a pipeline: a hook's end is told with its decision
+};
+
 class dispatch_frame {
  protected:
   // flags_
@@ -71,6 +104,19 @@ class dispatch_frame {
   bool end_context() noexcept;
   // The hooks of an intercepted dispatch are reported as that dispatch's.
   void adopt_observers(const intercept_link& outer) noexcept;
+
+  // The hooks from next_ on, one at a time, when a dispatch has a context or reports hook
+  // events, or from its first hook that is not plain (a coroutine hook, a time limit, a failure
+  // policy); the rules' finish after them. True when the dispatch is complete.
+  bool run_hooks_with_bookkeeping(const hook_steps& steps);
+  // A bookkept hook (a quiet one, nothing watching: the call alone; else run_bookkept_hook).
+  hook_step run_one_hook(const hook_entry& hook, const hook_steps& steps);
+
+  // One bookkept hook, and plain hooks in a row that report events (hook_outcome.hpp): the
+  // frame's own state, the slot's types through `steps`.
+  friend hook_step run_bookkept_hook(dispatch_frame& dispatch, const hook_entry& hook,
+                                     const hook_steps& steps);
+  friend progress run_observed_hooks(dispatch_frame& dispatch, const hook_steps& steps);
 
   // ---- small helpers (inline) ---------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 #pragma once
-// What a bookkept hook's run means for its dispatch (dispatch.hpp, run_hook; concurrent.hpp):
+// What a bookkept hook's run means for its dispatch (run_bookkept_hook; concurrent.hpp):
 // its begin - a stopped or late dispatch goes no further, the hook's own time limit starts,
 // observers are told - and its conclusion - its own time limit, a stop of the dispatch meanwhile,
 // its failure policy, its end told, a skipped hook warned about.
@@ -58,6 +58,21 @@ hook_clock::ticks begin_bookkept_hook(const bookkept_hook& run);
 hook_step conclude_bookkept_hook(const bookkept_hook& run, hook_clock::ticks started,
                                  std::exception_ptr& error, bool own_limit_expired,
                                  bool substitutes, bool told_with_decision);
+
+// Runs one bookkept hook of `dispatch` (a time limit, a failure policy, an asynchronous hook, a
+// context, hook events) from its begin to its conclusion, its typed parts through `steps`
+// (frame.hpp; defined in <hookset/impl/frame.ipp>). Reached through the watched code's table:
+// only a file that names that code contains it.
+class dispatch_frame;
+struct hook_steps;
+enum class progress : unsigned char;
+hook_step run_bookkept_hook(dispatch_frame& dispatch, const hook_entry& hook,
+                            const hook_steps& steps);
+// The plain hooks in a row from the dispatch's next one, of a dispatch that reports hook events
+// and has no context: each one's begin, its end ok - or failed, and the exception propagates -
+// and its output taken; one HookEvent for them all, one clock reading per hook boundary. Returns
+// what the last output taken left (more: the stretch ended).
+progress run_observed_hooks(dispatch_frame& dispatch, const hook_steps& steps);
 
 // Whether a failure of `hook` fails its dispatch (Propagate; FailClosed unless the aggregate
 // `substitutes` an output for it), as opposed to leaving an output out or in its place. (Two

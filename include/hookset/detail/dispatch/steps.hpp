@@ -1,0 +1,83 @@
+#pragma once
+// The entry points of a slot kind that the frame's hook loop with bookkeeping and its watched
+// run of one hook call (frame.hpp, hook_steps): what of them needs the slot's types - calling a
+// hook, keeping its output until its fate is known, taking an output, finishing. The loop and the
+// run are the frame's, one copy for every kind.
+
+#include <exception>
+#include <utility>
+
+#include <hookset/detail/dispatch/dispatch.hpp>
+
+namespace hookset::detail {
+
+template <class Kind, class... A>
+const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
+    // call: a synchronous hook, its output kept aside (staged_) until its fate is known.
+    [](dispatch_frame& frame, const entry& hook) {
+  dispatch& self = static_cast<dispatch&>(frame);
+  const auto sync = sync_call_of<Kind>(hook);
+  if constexpr (is_void) self.call_with_args(sync, hook.object);
+  else if constexpr (Kind::is_fold)
+    self.staged_.emplace(self.call_fold(sync, hook.object, self.last_for(hook)));
+  else self.staged_.emplace(self.call_with_args(sync, hook.object));
+    },
+    // start: a coroutine hook's Task, pending; its outcome is the driver's (after_hook).
+    [](dispatch_frame& frame, const entry& hook) {
+  dispatch& self = static_cast<dispatch&>(frame);
+  self.pending_value_.emplace(self.start_async_hook(hook));
+  self.suspend_into(pending_kind::hook, nullptr, hook.record->suspended_driver);
+},
+    // settle: the hook's fate - its output kept aside, made of its failure, or none.
+    [](dispatch_frame& frame, const entry& hook, hook_step step, bool returned,
+       const std::exception_ptr& error) {
+  dispatch& self = static_cast<dispatch&>(frame);
+  if constexpr (!is_void) {
+    if (returned) {
+      struct dropped {
+        late<result>& staged;
+        ~dropped() { staged.destroy(); }
+      } drop{self.staged_};
+      if (step == hook_step::produced) self.keep_output(std::move(self.staged_.get()));
+    }
+  }
+  if (step == hook_step::skipped) return;
+  if constexpr (substitutes)
+    if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
+      self.substitute_failed_output(error);
+  ++self.produced_;
+  self.produced_by(&hook);
+    },
+    // produce: a plain hook, whose output nothing can skip: the newest at once.
+    [](dispatch_frame& frame, const entry& hook) {
+  dispatch& self = static_cast<dispatch&>(frame);
+  self.call_plain(hook);
+  ++self.produced_;
+  self.produced_by(&hook);
+    },
+    // take, finish: the rules (out of line here: the hot loops have their own copies inline).
+    []() -> progress (*)(dispatch_frame&) {
+      if constexpr (judges_outputs) {
+        return [](dispatch_frame& frame) { return static_cast<dispatch&>(frame).take_output(); };
+      } else {
+        return nullptr;  // (a fold's, a void slot's: its output is kept, nothing to take)
+      }
+    }(),
+    [](dispatch_frame& frame) { return static_cast<dispatch&>(frame).finish(); },
+    // run_concurrently: the first hook that suspends a concurrent dispatch - it and every later
+    // one run concurrently, driven by the driver (run_concurrently), which then finishes the
+    // dispatch. The driver is the one that hook's registration names, as for any coroutine hook:
+    // a file whose concurrent slots have only synchronous hooks does not contain it.
+    []() -> void (*)(dispatch_frame&, const entry&) {
+      if constexpr (Kind::is_concurrent) {
+        return [](dispatch_frame& frame, const entry& hook) {
+          static_cast<dispatch&>(frame).suspend_into(pending_kind::concurrent, &dispatch::finish,
+                                                     hook.record->suspended_driver);
+        };
+      } else {
+        return nullptr;
+      }
+    }(),
+    substitutes, Kind::is_pipeline};
+
+}  // namespace hookset::detail
