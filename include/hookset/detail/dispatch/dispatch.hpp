@@ -763,6 +763,31 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       outputs_.push_back(std::move(*value_));
     }
   }
+  // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output
+  // is made in the aggregate's list, not in value_ and then moved there - one move of the output
+  // less per hook (a verdict, with its strings and its failure, is costly to move).
+  static constexpr bool collects_in_place =
+      Kind::has_aggregate && !Kind::has_chain &&
+      (!attributed ||
+       (std::is_default_constructible_v<result> && std::is_nothrow_move_assignable_v<result>));
+  // collect() of a plain hook's call, in a dispatch with no context (no output watch).
+  HOOKSET_ALWAYS_INLINE void collect_plain(const entry& hook) {
+    const auto sync = sync_call_of<Kind>(hook);
+    if constexpr (attributed) {
+      produced_by(&hook);
+      Attributed<result>& element = outputs_.emplace_back();
+      try {
+        element.value = call_with_args(sync, hook.object);
+      } catch (...) {
+        outputs_.pop_back();
+        throw;
+      }
+      element.hook = hook.id();
+      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
+    } else {
+      outputs_.push_back(call_with_args(sync, hook.object));
+    }
+  }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
   struct attribute {
     result& value;
@@ -1075,6 +1100,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
         for (; i != end; ++i) {
           const entry& hook = hooks[i];
           if constexpr (!counts_at_end) next_ = i + 1;
+          if constexpr (collects_in_place) {
+            collect_plain(hook);
+            ++produced_;
+            continue;
+          }
           call_plain(hook);
           if constexpr (!counts_at_end) {
             ++produced_;
