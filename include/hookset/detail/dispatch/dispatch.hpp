@@ -961,7 +961,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       throw_companion_not_configured(slot_->name);
     if constexpr (Kind::has_aggregate)
       outputs_.reserve(count_ + 1);  // the vector the aggregate receives
-    sync_dispatch_scope scope;       // hooks may change the set: keep this snapshot alive
+    // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
+    // line, never inlined into a coroutine - config.hpp.)
+    lean_sync_dispatch_scope scope;
     if (start()) return true;
     // Suspending (an asynchronous default, hook or companion): from here on the dispatch owns
     // a reference to its snapshot, taken while the synchronous scope still protects it (it may
