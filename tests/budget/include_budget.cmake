@@ -119,15 +119,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view chrono 
 # the part of a dispatch that does not depend on the slot's types (its state, a watched
 # dispatch's begin and end) as ordinary code compiled once instead of once per slot kind
 # (0.6-2 KB of object code less per kind).
-# Raised 2026-11-29 (fifth session) to hook_set.hpp +20,290 and hookset.hpp +21,250 (measured
-# +20,259 and +21,217), no new standard include: the hook loop with bookkeeping, the watched run
+# Raised 2026-11-29 (fifth session) to hook_set.hpp +20,320 and hookset.hpp +21,280 (measured
+# +20,291 and +21,249), no new standard include: the hook loop with bookkeeping, the watched run
 # of one hook and of plain hooks that report events moved from the engine's templates to the
 # frame (impl/frame.ipp), with the kind's typed entry points as one table (detail/dispatch/
-# steps.hpp) - about 0.6-1.2 KB of object code less per kind.
+# steps.hpp) - about 0.6-1.2 KB of object code less per kind; an aggregate's plain hooks make
+# their outputs in its list (collect_plain).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20290"
-  "hookset/hookset.hpp=21250")
+  "hookset/hook_set.hpp=20320"
+  "hookset/hookset.hpp=21280")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
