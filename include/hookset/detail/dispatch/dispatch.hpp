@@ -1187,13 +1187,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       step = observers_.code->conclude_bookkept_hook(
           bookkept(hook), hook_started_, error, own_limit_expired, substitutes, Kind::is_pipeline);
       if (step == hook_step::skipped) return step;
-      if constexpr (substitutes)
-        if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
-          substitute_failed_output(error);
     }
+    count_output(hook, step, error);
+    return step;
+  }
+  // A hook's output counts, with its producer (substituted: the output made of its failure).
+  HOOKSET_ALWAYS_INLINE void count_output(const entry& hook, [[maybe_unused]] hook_step step,
+                                          [[maybe_unused]] const std::exception_ptr& error) {
+    if constexpr (substitutes)
+      if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
+        substitute_failed_output(error);
     ++produced_;
     produced_by(&hook);
-    return step;
   }
   // (Out of line: the rare path, whose verdict holds strings.)
   HOOKSET_NOINLINE void substitute_failed_output(const std::exception_ptr& error) {

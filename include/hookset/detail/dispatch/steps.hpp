@@ -41,12 +41,7 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
       if (step == hook_step::produced) self.keep_output(std::move(self.staged_.get()));
     }
   }
-  if (step == hook_step::skipped) return;
-  if constexpr (substitutes)
-    if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
-      self.substitute_failed_output(error);
-  ++self.produced_;
-  self.produced_by(&hook);
+  if (step != hook_step::skipped) self.count_output(hook, step, error);
     },
     // produce: a plain hook, whose output nothing can skip: the newest at once.
     [](dispatch_frame& frame, const entry& hook) {
