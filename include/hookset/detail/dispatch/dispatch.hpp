@@ -58,6 +58,7 @@
 #include <hookset/detail/dispatch/events.hpp>
 #include <hookset/detail/dispatch/frame.hpp>
 #include <hookset/detail/dispatch/hook_outcome.hpp>
+#include <hookset/detail/dispatch/options.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
@@ -161,7 +162,10 @@ struct bound_arguments {
 };
 
 template <class Kind, class... A>
-class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, dispatch_frame {
+class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
+    : bound_arguments<A...>,
+      dispatch_frame,
+      public dispatch_options<dispatch<Kind, mp::mp_list<A...>>> {
   using bound_arguments<A...>::args_;
   using result = typename Kind::result;
   using output = typename Kind::output;
@@ -198,6 +202,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
 
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
+  friend class dispatch_options<dispatch>;
 
  public:
   // What its hooks return, and its slot's Aggregate companion (void: none) - for the
@@ -247,34 +252,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
       release();
   }
 
-  // ---- options (before the dispatch starts) -------------------------------------------------
+  // ---- options (before the dispatch starts): options.hpp; and attribution --------------------
 
-  // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
-  dispatch&& with(CallOptions options) && {
-    if (flags_ & has_context) context_->options() = std::move(options);
-    else set_context(make_dispatch_context(std::move(options)));
-    return std::move(*this);
-  }
-  dispatch&& with_stop_token(stop_token token) && {
-    context().options().stop_token = std::move(token);
-    return std::move(*this);
-  }
-  dispatch&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
-    context().options().deadline = deadline;
-    return std::move(*this);
-  }
-  template <class Rep, class Period>
-  dispatch&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
-    context().options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
-    return std::move(*this);
-  }
-  dispatch&& on(Executor& executor) && {
-    context().options().executor = &executor;
-    return std::move(*this);
-  }
   // This dispatch, its result attributed to the registration that produced it: an awaitable
   // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
-  // options above combine with it before or after.
+  // options (options.hpp) combine with it before or after.
   auto with_attribution() && requires(!attributes_result) {
     if constexpr (is_void) {
       [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
@@ -288,39 +270,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>> : bound_arguments<A...>, d
     } else {
       return dispatch<attributing<Kind>>(converting_dispatch{}, std::move(*this));
     }
-  }
-
-  // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
-  // long as the dispatch.
-  dispatch&& keeping(std::shared_ptr<const void> owner) && {
-    if (flags_ & keeps_owner) owner_kept_.destroy();
-    owner_kept_.emplace(std::move(owner));
-    flags_ |= keeps_owner;
-    return std::move(*this);
-  }
-
-  // Reports each output to `watch` as it is made (a tripwire's guard dispatch); only for slots
-  // whose aggregate takes attributed outputs (verdict slots). `watch` outlives the dispatch.
-  void watch_outputs(output_watch<result>& watch) & {
-    static_assert(attributed,
-                  "hookset: only a slot whose Aggregate takes attributed outputs "
-                  "(a verdict slot) reports its outputs as they are made");
-    context().watch(&watch);
-  }
-
-  // The options given so far (creating empty ones), for adapters that add their own.
-  CallOptions& options() & { return context().options(); }
-
-  // Runs this dispatch under `context`, which the caller (an adapter's operation, keeping it
-  // beside the dispatch) owns and keeps alive until the dispatch is destroyed: the options given
-  // so far move into it, and the dispatch allocates no context of its own.
-  void run_under(dispatch_context& context) & noexcept {
-    if (flags_ & has_context) {
-      context.options() = std::move(context_->options());
-      drop_context();
-    }
-    context.lend();
-    set_context(&context);
   }
 
   // ---- as an asynchronous operation (with <hookset/asio.hpp>) --------------------------------

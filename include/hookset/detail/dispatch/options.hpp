@@ -1,0 +1,88 @@
+#pragma once
+// The options of a dispatch that has not started (dispatch.hpp derives from this face): a stop
+// token, a deadline or timeout, an executor, what to keep alive, a watch on its outputs, the
+// context an adapter lends it. They only fill the dispatch's context - the engine reads them
+// once, when the dispatch starts - so they are a face of their own, not part of the engine.
+
+#include <chrono>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include <hookset/call_options.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/dispatch/context.hpp>
+
+namespace hookset::detail {
+
+template <class Dispatch>  // (the dispatch, which grants this face its friendship)
+class dispatch_options {
+ public:
+  // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
+  Dispatch&& with(CallOptions options) && {
+    Dispatch& self = this->self();
+    if (self.flags_ & Dispatch::has_context) self.context_->options() = std::move(options);
+    else self.set_context(make_dispatch_context(std::move(options)));
+    return std::move(self);
+  }
+  Dispatch&& with_stop_token(stop_token token) && {
+    self().context().options().stop_token = std::move(token);
+    return std::move(self());
+  }
+  Dispatch&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    self().context().options().deadline = deadline;
+    return std::move(self());
+  }
+  template <class Rep, class Period>
+  Dispatch&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    self().context().options().timeout =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+    return std::move(self());
+  }
+  Dispatch&& on(Executor& executor) && {
+    self().context().options().executor = &executor;
+    return std::move(self());
+  }
+
+  // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
+  // long as the dispatch.
+  Dispatch&& keeping(std::shared_ptr<const void> owner) && {
+    Dispatch& self = this->self();
+    if (self.flags_ & Dispatch::keeps_owner) self.owner_kept_.destroy();
+    self.owner_kept_.emplace(std::move(owner));
+    self.flags_ |= Dispatch::keeps_owner;
+    return std::move(self);
+  }
+
+  // Reports each output to `watch` as it is made (a tripwire's guard dispatch); only for slots
+  // whose aggregate takes attributed outputs (verdict slots). `watch` outlives the dispatch.
+  template <class Result>
+  void watch_outputs(output_watch<Result>& watch) & {
+    static_assert(Dispatch::attributed && std::is_same_v<Result, typename Dispatch::result>,
+                  "hookset: only a slot whose Aggregate takes attributed outputs "
+                  "(a verdict slot) reports its outputs as they are made");
+    self().context().watch(&watch);
+  }
+
+  // The options given so far (creating empty ones), for adapters that add their own.
+  CallOptions& options() & { return self().context().options(); }
+
+  // Runs this dispatch under `context`, which the caller (an adapter's operation, keeping it
+  // beside the dispatch) owns and keeps alive until the dispatch is destroyed: the options given
+  // so far move into it, and the dispatch allocates no context of its own.
+  void run_under(dispatch_context& context) & noexcept {
+    Dispatch& self = this->self();
+    if (self.flags_ & Dispatch::has_context) {
+      context.options() = std::move(self.context_->options());
+      self.drop_context();
+    }
+    context.lend();
+    self.set_context(&context);
+  }
+
+ private:
+  Dispatch& self() noexcept { return static_cast<Dispatch&>(*this); }
+};
+
+}  // namespace hookset::detail
