@@ -6,7 +6,7 @@
 // failure or a stop stops the starting and asks the running hooks to stop; the dispatch goes on
 // (or fails) only when every hook it started has finished - its coroutine frame destroyed, its
 // by-value parameters with it (run_detached reports a hook only then). The driver (driver.hpp)
-// runs it (run_concurrently) from the first hook that suspends (the frame's hook loop with
+// runs it (concurrent_runner::run) from the first hook that suspends (the frame's hook loop with
 // bookkeeping: suspend_concurrent).
 
 #include <coroutine>
@@ -118,11 +118,34 @@ struct concurrent_state {
   }
 };
 
-template <class Kind, class... A>
-inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
-  const std::size_t first = next_;
-  auto state = std::make_unique<concurrent_state<result>>(count_ - first);
-  const bool with_context = flags_ & has_context;
+// The runner: a class of its own over the dispatch (a friend of it), reached from the driver.
+template <class Dispatch>
+class concurrent_runner {
+  using Kind = typename Dispatch::kind;
+  using result = typename Dispatch::result;
+  using next = progress;
+  static constexpr bool is_void = Dispatch::is_void;
+  static constexpr bool attributed = Dispatch::attributed;
+  static constexpr bool substitutes = Dispatch::substitutes;
+  static constexpr auto has_context = Dispatch::has_context;
+  static constexpr auto hook_events = Dispatch::hook_events;
+  static constexpr auto broke = Dispatch::broke;
+
+ public:
+  // The hooks from next_ on, concurrently; the driver awaits it, then the rules' finish runs.
+  static Task<void> run(Dispatch& self);
+
+ private:
+  // Starts hook i (a synchronous one runs to its end here).
+  static void start_hook(Dispatch& self, concurrent_state<result>& state, std::size_t first,
+                         std::size_t i, const await_context* parent);
+};
+
+template <class Dispatch>
+Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
+  const std::size_t first = self.next_;
+  auto state = std::make_unique<concurrent_state<result>>(self.count_ - first);
+  const bool with_context = self.flags_ & has_context;
   const await_context* parent = co_await current_await_context();
   std::size_t start = first;  // the next hook to start
   std::size_t take = first;   // the next outcome to take, in registration order
@@ -130,7 +153,7 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
   std::exception_ptr failure;  // what the dispatch ends with, once every hook has finished
 
   // Whether a hook ran past its own time limit (its timer fired, or it returned late).
-  auto over_own_limit = [](const concurrent_slot<result>& slot, const entry& hook) {
+  auto over_own_limit = [](const concurrent_slot<result>& slot, const hook_entry& hook) {
     return hook.record->timeout &&
            (slot.own_limit.expired() ||
             std::chrono::steady_clock::now() - slot.started > *hook.record->timeout);
@@ -143,24 +166,25 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
   // kept in `failure` and stops the hooks still running.
   auto conclude = [&](std::size_t i) {
     concurrent_slot<result>& slot = state->slots[i - first];
-    const entry& hook = hooks_[i];
+    const hook_entry& hook = self.hooks_[i];
     slot.concluded = true;
     try {
-      hook_position_ = i;
-      hook_started_ = slot.event_started;
+      self.hook_position_ = i;
+      self.hook_started_ = slot.event_started;
       slot.own_limit.cancel();
-      const hook_step step = conclude_hook(hook, std::move(slot.error), over_own_limit(slot, hook));
+      const hook_step step =
+          self.conclude_hook(hook, std::move(slot.error), over_own_limit(slot, hook));
       if (step != hook_step::skipped) {
         // (substituted: value_ holds the output its aggregate made of the failure)
         if constexpr (!is_void)
-          if (step == hook_step::produced) value_ = std::move(*slot.value);
-        if (take_output() == next::stop) stop_running();  // FirstSuccess: an answer
+          if (step == hook_step::produced) self.value_ = std::move(*slot.value);
+        if (self.take_output() == next::stop) stop_running();  // FirstSuccess: an answer
       }
     } catch (...) {
       failure = std::current_exception();
       stop_running();
       if constexpr (attributed)
-        if (output_watch<result>* watch = watched()) watch->seen(&hook, nullptr);
+        if (output_watch<result>* watch = self.watched()) watch->seen(&hook, nullptr);
     }
   };
   // A watched dispatch (a tripwire's guards) shows each hook's outcome to its watch when the
@@ -170,21 +194,21 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
   // the dispatch is stopped, what its hooks do no longer counts.
   auto show_finished = [&] {
     if constexpr (attributed) {
-      output_watch<result>* watch = watched();
+      output_watch<result>* watch = self.watched();
       if (!watch) return;
-      for (std::size_t i = take; i < start && !context_->stop_requested(); ++i) {
+      for (std::size_t i = take; i < start && !self.context_->stop_requested(); ++i) {
         concurrent_slot<result>& slot = state->slots[i - first];
         if (slot.shown || slot.concluded || !state->is_done(i - first)) continue;
         slot.shown = true;
-        const entry& hook = hooks_[i];
+        const hook_entry& hook = self.hooks_[i];
         if (!slot.error && !over_own_limit(slot, hook)) {
           watch->seen(&hook, &*slot.value);
         } else if constexpr (substitutes) {
           if (hook.on_failure == FailurePolicy::fail_closed) {
             const result failed = Kind::aggregate::failed_hook_output(
                 slot.error ? slot.error
-                           : observers_.code->hook_time_limit_expired(slot_->name, hook.id(),
-                                                                      hook.record->name));
+                           : self.observers_.code->hook_time_limit_expired(
+                                 self.slot_->name, hook.id(), hook.record->name));
             watch->seen(&hook, &failed);
           }
         }
@@ -195,26 +219,27 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
   };
   std::size_t failures_seen = 0;
   for (;;) {
-    while (starting && start < count_ && state->running() < Kind::concurrency) {
-      if (with_context && context_->stop_requested()) {
+    while (starting && start < self.count_ && state->running() < Kind::concurrency) {
+      if (with_context && self.context_->stop_requested()) {
         starting = false;  // a stopped dispatch starts nothing more (and fails below)
         break;
       }
       if (state->failed() != failures_seen) break;  // (a hook failed: see to it first)
-      start_concurrent(*state, first, start++, parent);
-      next_ = start;    // hooks_run: started so far
-      show_finished();  // (a trip among the hooks started so far starts no more)
+      start_hook(self, *state, first, start++, parent);
+      self.next_ = start;  // hooks_run: started so far
+      show_finished();     // (a trip among the hooks started so far starts no more)
     }
     while (take < start && state->is_done(take - first)) {
       concurrent_slot<result>& slot = state->slots[take - first];
-      const entry& hook = hooks_[take];
+      const hook_entry& hook = self.hooks_[take];
       const std::size_t i = take++;
       if (slot.concluded) continue;  // (a failure, taken when it happened)
-      if (!starting && (failure || (flags_ & broke))) {
+      if (!starting && (failure || (self.flags_ & broke))) {
         // A loser: its answer no longer matters.
-        hook_position_ = i;
-        hook_started_ = slot.event_started;
-        if (flags_ & hook_events) report_hook_end(hook, HookOutcome::cancelled, slot.error);
+        self.hook_position_ = i;
+        self.hook_started_ = slot.event_started;
+        if (self.flags_ & hook_events)
+          self.report_hook_end(hook, HookOutcome::cancelled, slot.error);
         continue;
       }
       conclude(i);
@@ -225,43 +250,46 @@ inline Task<void> dispatch<Kind, mp::mp_list<A...>>::run_concurrently() {
     // stop at once. (FailOpen failures wait for their turn: they only leave an output out; so
     // do FailClosed ones whose aggregate puts an output in their place, failed_hook_output.
     // Once a first-success chain has its answer, the hooks it stopped fail as they may.)
-    if (!failure && !(flags_ & broke)) {
+    if (!failure && !(self.flags_ & broke)) {
       if (const std::size_t failed = state->failed(); failed != failures_seen) {
         failures_seen = failed;
         for (std::size_t i = take; i < start && !failure; ++i) {
           const concurrent_slot<result>& slot = state->slots[i - first];
-          if (failure_fails_dispatch(hooks_[i], substitutes) && state->is_done(i - first) &&
+          if (failure_fails_dispatch(self.hooks_[i], substitutes) && state->is_done(i - first) &&
               slot.error && !slot.concluded)
             conclude(i);
         }
       }
     }
-    if (take == start && (!starting || start == count_)) break;
-    if (starting && start < count_ && state->running() < Kind::concurrency) continue;
-    if (flags_ & hook_events) observers_.forget_boundary();  // (waiting is no hook's time)
+    if (take == start && (!starting || start == self.count_)) break;
+    if (starting && start < self.count_ && state->running() < Kind::concurrency) continue;
+    if (self.flags_ & hook_events)
+      self.observers_.forget_boundary();  // (waiting is no hook's time)
     co_await state->next_finish();
   }
   // (Every started hook has finished and been taken.)
   if (failure) std::rethrow_exception(failure);
-  check_stop();
+  self.check_stop();
 }
 
-template <class Kind, class... A>
-inline void dispatch<Kind, mp::mp_list<A...>>::start_concurrent(concurrent_state<result>& state,
-                                                                std::size_t first, std::size_t i,
-                                                                const await_context* parent) {
-  const entry& hook = hooks_[i];
+template <class Dispatch>
+void concurrent_runner<Dispatch>::start_hook(Dispatch& self, concurrent_state<result>& state,
+                                             std::size_t first, std::size_t i,
+                                             const await_context* parent) {
+  const hook_entry& hook = self.hooks_[i];
   concurrent_slot<result>& slot = state.slots[i - first];
   slot.token = slot.stop.get_token();
-  const bool with_context = flags_ & has_context;
-  if (with_context) slot.from_dispatch.emplace(*context_->link()->stop, stop_forwarder{&slot.stop});
-  slot.link =
-      await_context{parent, nullptr, &slot.token, with_context ? &context_->executor() : nullptr};
+  const bool with_context = self.flags_ & has_context;
+  if (with_context)
+    slot.from_dispatch.emplace(*self.context_->link()->stop, stop_forwarder{&slot.stop});
+  slot.link = await_context{parent, nullptr, &slot.token,
+                            with_context ? &self.context_->executor() : nullptr};
   slot.started = std::chrono::steady_clock::now();
-  if (flags_ & hook_events) slot.event_started = observers_.hook_begin(slot_->name, hook, i);
+  if (self.flags_ & hook_events)
+    slot.event_started = self.observers_.hook_begin(self.slot_->name, hook, i);
   // (A hook with a time limit runs in a dispatch with a context: start_watched makes one.)
   if (hook.record->timeout)
-    context_->arm_timer(slot.own_limit, slot.started + *hook.record->timeout, slot.stop);
+    self.context_->arm_timer(slot.own_limit, slot.started + *hook.record->timeout, slot.stop);
   {
     std::lock_guard lock(state.mutex);
     ++state.in_flight;
@@ -269,10 +297,10 @@ inline void dispatch<Kind, mp::mp_list<A...>>::start_concurrent(concurrent_state
   try {
     await_context_scope scope(&slot.link);
     if (hook.sync) {
-      if constexpr (is_void) call_with_args(sync_call_of<Kind>(hook), hook.object);
-      else slot.value.emplace(call_with_args(sync_call_of<Kind>(hook), hook.object));
+      if constexpr (is_void) self.call_with_args(sync_call_of<Kind>(hook), hook.object);
+      else slot.value.emplace(self.call_with_args(sync_call_of<Kind>(hook), hook.object));
     } else {
-      run_detached(call_with_args(async_call_of<Kind>(hook), hook.object), &slot.link,
+      run_detached(self.call_with_args(async_call_of<Kind>(hook), hook.object), &slot.link,
                    typename concurrent_state<result>::into_slot{&state, i - first});
       return;
     }

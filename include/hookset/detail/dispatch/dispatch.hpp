@@ -143,6 +143,10 @@ inline constexpr bool is_attributing = !std::is_same_v<typename plain_kind<Kind>
 
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
+template <class Dispatch>
+class dispatch_driver;
+template <class Dispatch>
+class concurrent_runner;
 struct converting_dispatch {};
 // What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
 template <class Plain>
@@ -167,6 +171,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       dispatch_frame,
       public dispatch_options<dispatch<Kind, mp::mp_list<A...>>> {
   using bound_arguments<A...>::args_;
+  using kind = Kind;
   using result = typename Kind::result;
   using output = typename Kind::output;
   using list_type = hook_list;
@@ -203,6 +208,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
   friend class dispatch_options<dispatch>;
+  friend class dispatch_driver<dispatch>;    // (driver.hpp)
+  friend class concurrent_runner<dispatch>;  // (concurrent.hpp)
 
  public:
   // What its hooks return, and its slot's Aggregate companion (void: none) - for the
@@ -1246,21 +1253,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         break;
     }
   }
-
-  // ---- concurrent hooks (concurrent.hpp) -----------------------------------------------------
-
-  Task<void> run_concurrently();
-
-  void start_concurrent(concurrent_state<result>& state, std::size_t first, std::size_t i,
-                        const await_context* parent);
-
-  // ---- the driver (driver.hpp) --------------------------------------------------------------
-
-  static Task<void> drive(dispatch* self);
-  erased_task take_pending();
-  bool take_pending_outcome(erased_task& pending, const await_context* awaiting);
-  bool take_quiet_output(erased_task& pending, const await_context* awaiting);
-  bool run_after_quiet_hooks(erased_task& pending, const await_context* awaiting);
 
   // ---- data ---------------------------------------------------------------------------------
   // (The inputs are the first base, the state that does not depend on the slot's types the
