@@ -1,8 +1,9 @@
 #pragma once
 // The dispatch engine, split by concern over detail/dispatch/ (dispatch.hpp has the overview).
 
-#include <hookset/detail/dispatch/concurrent.hpp>  // IWYU pragma: export
-#include <hookset/detail/dispatch/dispatch.hpp>    // IWYU pragma: export
-#include <hookset/detail/dispatch/driver.hpp>      // IWYU pragma: export
-#include <hookset/detail/dispatch/intercept.hpp>   // IWYU pragma: export
-#include <hookset/detail/dispatch/steps.hpp>       // IWYU pragma: export
+#include <hookset/detail/dispatch/concurrent.hpp>      // IWYU pragma: export
+#include <hookset/detail/dispatch/dispatch.hpp>        // IWYU pragma: export
+#include <hookset/detail/dispatch/driver.hpp>          // IWYU pragma: export
+#include <hookset/detail/dispatch/intercept.hpp>       // IWYU pragma: export
+#include <hookset/detail/dispatch/pipeline_rules.hpp>  // IWYU pragma: export
+#include <hookset/detail/dispatch/steps.hpp>           // IWYU pragma: export

@@ -32,12 +32,10 @@
 #include <exception>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include <hookset/attributed.hpp>
@@ -67,7 +65,6 @@
 #include <hookset/detail/type_name.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/format.hpp>
-#include <hookset/pipeline.hpp>
 
 namespace hookset::detail {
 
@@ -147,6 +144,8 @@ template <class Dispatch>
 class dispatch_driver;
 template <class Dispatch>
 class concurrent_runner;
+template <class Dispatch>
+class pipeline_rules;
 struct converting_dispatch {};
 // What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
 template <class Plain>
@@ -210,6 +209,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class dispatch_options<dispatch>;
   friend class dispatch_driver<dispatch>;    // (driver.hpp)
   friend class concurrent_runner<dispatch>;  // (concurrent.hpp)
+  friend class pipeline_rules<dispatch>;     // (pipeline_rules.hpp)
 
  public:
   // What its hooks return, and its slot's Aggregate companion (void: none) - for the
@@ -614,7 +614,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   HOOKSET_ALWAYS_INLINE bool after_head_inline() { return continue_after(take_output()); }
   HOOKSET_ALWAYS_INLINE next take_output() {
     if constexpr (Kind::is_pipeline) {
-      return take_decision();
+      return pipeline_rules<dispatch>::take_decision(*this);
     } else if constexpr (Kind::has_chain) {
       return chain_.visit([&](auto& chain) {
         using verdict = decltype(chain(std::as_const(*value_)));
@@ -640,60 +640,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     return next::more;
   }
   bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
-  // A pipeline hook's decision (in value_): pass the input on, rewritten or not, or end the
-  // dispatch with it. Observers see it, with the hook's end.
-  next take_decision() {
-    if constexpr (Kind::is_pipeline) {
-      auto& decision = value_->variant();
-      const entry& hook = hooks_[next_ - 1];
-      const bool rewritten = decision.index() == 1;
-      if (flags_ & hook_events)
-        observers_.hook_decision(slot_->name, hook, hook_position_, hook_started_, decision,
-                                 rewritten, std::get<0>(args_));
-      if (decision.index() == 0) return next::more;
-      if (rewritten) {
-        std::get<0>(args_) = std::move(std::get_if<1>(&decision)->input);
-        return next::more;
-      }
-      output_.emplace(std::visit(
-          [&](auto& terminal) -> output {
-            using T = std::remove_cvref_t<decltype(terminal)>;
-            if constexpr (std::is_same_v<T, Pass> || is_rewrite<T>)
-              throw std::logic_error("unreachable");  // (handled above)
-            else return output{std::move(terminal), std::move(std::get<0>(this->args_)), hook.id()};
-          },
-          decision));
-      flags_ |= broke;
-      return next::stop;
-    } else {
-      return next::more;
-    }
-  }
-  // What a pipeline's default produced, as the dispatch's result: an output completes the
-  // pipeline; a deciding default's decision ends it as it is, a pass or rewrite as Pass ("run
-  // normally") on the input, rewritten or not.
-  template <class Produced>  // (Kind::default_result: a template, as it is void for some kinds)
-  output default_outcome(Produced&& produced) {
-    auto& input = std::get<0>(args_);
-    if constexpr (!Kind::default_decides) {
-      return output{Complete<typename Kind::default_result>{std::forward<Produced>(produced)},
-                    std::move(input), HookId{}};
-    } else {
-      return std::visit(
-          [&](auto& decided) -> output {
-            using T = std::remove_cvref_t<decltype(decided)>;
-            if constexpr (std::is_same_v<T, Pass>) return output{Pass{}, std::move(input), {}};
-            else if constexpr (is_rewrite<T>) return output{Pass{}, std::move(decided.input), {}};
-            else return output{std::move(decided), std::move(input), {}};
-          },
-          produced.variant());
-    }
-  }
-  // A pipeline's asynchronous default.
-  static Task<output> complete_pipeline(Task<typename Kind::default_result> default_output,
-                                        dispatch* self) {
-    co_return self->default_outcome(co_await std::move(default_output));
-  }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
   // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
@@ -764,19 +710,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if constexpr (tracks_producer) producer_ = hook;
   }
   HOOKSET_ALWAYS_INLINE bool finish() {
-    if constexpr (Kind::is_pipeline) {
-      if (flags_ & broke) return true;  // a terminal decision made the result
-      if constexpr (Kind::default_decides) {
-        // Hooks decided, and all passed: run normally, on the final input. (As for Fallback
-        // slots, hooks that all failed open leave the decision to the default.)
-        if (produced_ != 0) {
-          output_.emplace(output{Pass{}, std::move(std::get<0>(args_)), HookId{}});
-          return true;
-        }
-      }
-      // No hook decided (Fallback), or every hook passed: the default, on the final input.
-      return call_default(&dispatch::complete);
-    }
+    if constexpr (Kind::is_pipeline) return pipeline_rules<dispatch>::finish(*this);
     if constexpr (!Kind::is_always) {
       if (produced_ == 0) return run_sole_default();
     }
@@ -814,9 +748,11 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if (flags_ & has_context) [[unlikely]]
       check_stop();
     if constexpr (Kind::is_pipeline) {
-      // The default ends the pipeline (default_outcome), on the input as finally rewritten.
+      // The default ends the pipeline (pipeline_rules::default_outcome), on the input as
+      // finally rewritten.
       if (slot().default_sync) [[likely]] {
-        output_.emplace(default_outcome(call_with_args(slot().default_sync, nullptr)));
+        output_.emplace(pipeline_rules<dispatch>::default_outcome(
+            *this, call_with_args(slot().default_sync, nullptr)));
         return true;
       }
       return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
@@ -835,7 +771,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   bool call_default_async(step then) {
     if constexpr (Kind::is_pipeline) {
       pending_output_.emplace(
-          complete_pipeline(call_with_args(slot().default_async, nullptr), this));
+          pipeline_rules<dispatch>::complete(call_with_args(slot().default_async, nullptr), *this));
       suspend_into(pending_kind::output, then, &suspended_driver);
     } else {
       pending_value_.emplace(call_with_args(slot().default_async, nullptr));
