@@ -163,12 +163,12 @@ bool dispatch<Kind, mp::mp_list<A...>>::take_pending_outcome(erased_task& pendin
         // The first interceptor, a coroutine: its output is the dispatch's (its end event is
         // told with the dispatch's end: complete()).
         if constexpr (std::is_void_v<output>) pending.take<void>();
-        else store_output(pending.take<output>());
+        else interceptors::store_output(*this, pending.take<output>());
         break;
     }
     // A cancelled or late dispatch takes nothing further. (Interceptors have the last word on
     // their dispatch: what they made of a DispatchCancelled stands.)
-    if (!intercepting()) check_stop();
+    if (!interceptors::intercepting(*this)) check_stop();
     await_context_scope scope(awaiting);
     done = (this->*resume_)();
   }
