@@ -191,7 +191,7 @@ struct hook_record {
   // driver_code, of the slot's kind), for a coroutine hook or an interceptor; null otherwise.
   // Only a program that registers one contains the driver.
   const void* suspended_driver = nullptr;
-  // An interceptor's: the interceptor layer of the slot's kind (the engine's interceptor_code).
+  // An interceptor's: the interceptor layer of the slot's kind (interceptor_layer::entry_points).
   const void* interceptor_code = nullptr;
 };
 

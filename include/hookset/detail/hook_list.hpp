@@ -175,7 +175,7 @@ struct hook_list : configured_companions {
   // that names no order reaches the named-order code only through this pointer, so a program
   // whose registrations name none does not contain that code.
   void (*insert_constrained)(hook_list&, hook_entry entry, std::string_view slot) = nullptr;
-  // The interceptor layer of the slot's kind (the engine's interceptor_code), which every
+  // The interceptor layer of the slot's kind (interceptor_layer::entry_points), which every
   // interceptor's registration names; kept by summarize(), null without interceptors.
   const void* interceptor_code = nullptr;
 

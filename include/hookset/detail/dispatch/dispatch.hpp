@@ -140,10 +140,15 @@ inline constexpr bool is_attributing = !std::is_same_v<typename plain_kind<Kind>
 
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
+// The layers over a dispatch, each a friend of it: its driver (driver.hpp), its concurrent
+// runner (concurrent.hpp), its interceptors (intercept.hpp), a Pipeline's rules
+// (pipeline_rules.hpp).
 template <class Dispatch>
 class dispatch_driver;
 template <class Dispatch>
 class concurrent_runner;
+template <class Dispatch>
+struct interceptor_layer;
 template <class Dispatch>
 class pipeline_rules;
 struct converting_dispatch {};
@@ -207,9 +212,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
   friend class dispatch_options<dispatch>;
-  friend class dispatch_driver<dispatch>;    // (driver.hpp)
-  friend class concurrent_runner<dispatch>;  // (concurrent.hpp)
-  friend class pipeline_rules<dispatch>;     // (pipeline_rules.hpp)
+  friend class dispatch_driver<dispatch>;
+  friend class concurrent_runner<dispatch>;
+  friend class pipeline_rules<dispatch>;
+  // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
+  // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
+  // (await_suspend); the rest is the layer's.
+  friend struct interceptor_layer<dispatch>;
+  using interceptors = interceptor_layer<dispatch>;
 
  public:
   // What its hooks return, and its slot's Aggregate companion (void: none) - for the
@@ -307,14 +317,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     bool (*call_default)(dispatch& self, bool (dispatch::*then)());
   };
   static const driver_code suspended_driver;
-  // The interceptor layer's entry points (intercept.hpp), reached through the pointer an
-  // interceptor's registration leaves in the snapshot (hook_list::interceptor_code): a file
-  // that registers no interceptor for a slot kind does not contain them.
-  struct interceptor_code {
-    bool (*start)(dispatch& self);             // nobody watching, no options
-    bool (*start_in_context)(dispatch& self);  // watched (start_watched)
-  };
-  static const interceptor_code interceptor_layer;
+  // (The interceptor layer's entry points are reached the same way, through the pointer an
+  // interceptor's registration leaves in the snapshot: interceptor_layer::entry_points.)
 
   // Takes the snapshot and runs everything that completes synchronously.
   HOOKSET_ALWAYS_INLINE bool await_ready() {
@@ -331,7 +335,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if constexpr (Kind::is_keyed) {
       // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
       // for the key is this dispatch's own, released with it, on every path). With
-      // interceptors, the key the last one passes to next() is looked up (start_as_rest).
+      // interceptors, the key the last one passes to next() is looked up
+      // (interceptor_layer::start_as_rest).
       if (list_ && list_->list_for_key && !list_->any_interceptor()) take_list_for_key();
     }
     if constexpr (attributes_result) {
@@ -358,7 +363,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         }
         if (list_->all_plain) return start_all_plain();
         if constexpr (!attributes_result)
-          if (list_->any_interceptor()) return interceptors()->start(*this);
+          if (list_->any_interceptor()) return interceptors::code_of(*list_).start(*this);
       }
       if (!list_ || !list_->needs_watching()) return start_quiet();
     }
@@ -403,7 +408,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       if (delegation_.started) return delegation_.plain.get().await_suspend(waiting);
     // The unwatched interceptor layer's first interceptor, a coroutine: awaited directly (the
     // driver has nothing to do for it), its result taken by await_resume.
-    if (awaits_interceptor_directly()) {
+    if (interceptors::awaited_directly(*this)) {
       flags_ |= driving;  // (handed over: await_resume and release() know to what)
       return get_awaiter(std::move(pending_intercepted_.get())).await_suspend(waiting);
     }
@@ -429,8 +434,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       return resume_attributed();
     } else {
       if (flags_ & driving) [[unlikely]] {
-        if (awaits_interceptor_directly()) [[unlikely]]
-          return resume_interceptor();
+        if (interceptors::awaited_directly(*this)) [[unlikely]]
+          return interceptors::resume_interceptor(*this);
         get_awaiter(std::move(driver_.get())).await_resume();  // rethrows the driver's error
       }
       if constexpr (Kind::has_producer) return std::move(*output_);
@@ -480,7 +485,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     try {
       if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
         if (list_ && list_->any_interceptor() && !intercepted_by()) [[unlikely]] {
-          if (interceptors()->start_in_context(*this)) {
+          if (interceptors::code_of(*list_).start_in_context(*this)) {
             complete(no_error);
             return true;
           }
@@ -515,24 +520,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if (owned) flags_ |= holds_list;
   }
 
-  // The snapshot's interceptor layer (it has interceptors).
-  const interceptor_code* interceptors() const noexcept {
-    return static_cast<const interceptor_code*>(list_->interceptor_code);
-  }
-  // Whether this dispatch runs interceptors: its snapshot has some and it is not the rest of
-  // another. Told by its snapshot rather than a flag of its own (the flags have no bit to
-  // spare, and a wider field costs every dispatch): only while the snapshot is valid - held
-  // (a suspended dispatch) or inside the synchronous run.
-  bool intercepting() const noexcept {
-    return list_ && list_->any_interceptor() && !intercepted_by();
-  }
-
-  // Nothing to report and nothing to stop: the first interceptor's Task is awaited by
-  // await_suspend itself (no driver), its result taken by await_resume.
-  bool awaits_interceptor_directly() const noexcept {
-    return pending_ == pending_kind::intercepted && !(flags_ & (has_context | observed));
-  }
-
   // The dispatch's result, for observers that asked for values (events.hpp).
   static void report_result(dispatch_frame& frame) noexcept {
     dispatch& self = static_cast<dispatch&>(frame);
@@ -551,7 +538,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   HOOKSET_NOINLINE void release() noexcept {
     if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
     if (flags_ & driving) {
-      if (awaits_interceptor_directly()) pending_intercepted_.destroy();
+      if (interceptors::awaited_directly(*this)) pending_intercepted_.destroy();
       else driver_.destroy();
     }
     release_frame();
@@ -1120,54 +1107,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
   // ---- interceptors (intercept.hpp) --------------------------------------------------------
-  using interceptor_sync_fn = output (*)(void*, next_handle, arg_ref_t<A>...);
-  using interceptor_async_fn = Task<output> (*)(void*, next_handle, arg_ref_t<A>...);
-
-  // The interceptor layer (intercept.hpp): this dispatch calls its first interceptor; each
+  // The interceptor layer (interceptor_layer): this dispatch calls its first interceptor; each
   // next() is a next_call, which calls the interceptor after it or, past the last, runs the
-  // dispatch of the hooks (start_as_rest). An intercepting dispatch runs no hook itself: next_
-  // is the hooks its next() ran (the rest writes it through its intercept_link), produced_ the
-  // interceptors whose next() was called (interceptors_started).
-  template <bool watched>
-  HOOKSET_NOINLINE bool start_intercepted();
-  bool start_intercepted_in_context();
-  bool finish_intercepted() noexcept { return true; }  // (the driver stored the output)
-  bool start_as_rest(const dispatch& outer, intercept_link& link);
-  std::size_t& interceptors_started() noexcept { return produced_; }
-  // Calls interceptor `index` with `args` (its next() runs index + 1): a synchronous one to its
-  // end, its output stored, and returns true; a coroutine's Task, not started, into `pending`,
-  // and returns false (interceptor_done reports its end). Observers that want hook events see
-  // its begin (`started`) and a synchronous one's end (call_interceptor_reported).
-  template <class Store>
-  bool call_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store&& store,
-                        late<Task<output>>& pending, hook_clock::ticks& started);
-  template <class Store>
-  bool call_interceptor_reported(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
-                                 late<Task<output>>& pending, hook_clock::ticks& started);
-  template <class Store>
-  bool invoke_interceptor(std::size_t index, std::tuple<bound_t<A>...>& args, Store& store,
-                          late<Task<output>>& pending);
-  // The first interceptor's output is this dispatch's.
-  template <class Produced>
-  void store_output(Produced&& produced) {
-    if constexpr (Kind::has_producer) output_.emplace(std::forward<Produced>(produced));
-    else if constexpr (!std::is_void_v<output>) value_ = std::forward<Produced>(produced);
-  }
-  // await_resume after await_suspend handed over to the first interceptor.
-  HOOKSET_NOINLINE output resume_interceptor() {
-    return get_awaiter(std::move(pending_intercepted_.get())).await_resume();
-  }
-
+  // dispatch of the hooks (interceptor_layer::start_as_rest). What next() returns, by the name
+  // interceptor.hpp's Next uses:
  public:
-  // The erased calls of an interceptor of this kind of slot (interceptor.hpp makes them).
-  using interceptor_calls = std::pair<interceptor_sync_fn, interceptor_async_fn>;
-
-  // What next() returns: the rest of an intercepted dispatch from one interceptor on, run when
-  // awaited (co_await, hookset::sync_wait), or made a Task<output> by conversion. Counted when
-  // made: the second next() of one interceptor fails when awaited. Movable until awaited. It
-  // runs the next interceptor in await_ready - a synchronous one as a plain call - or the
-  // dispatch of the hooks, which lives in it.
-  class next_call;  // (defined after the dispatch: it holds one)
+  using next_call = typename interceptors::next_call;
 
  private:
   void destroy_pending() noexcept {
@@ -1241,7 +1186,7 @@ constexpr const void* suspended_driver_for() noexcept {
 // The interceptor layer an interceptor's registration for S names (the code of S's kind).
 template <class S>
 constexpr const void* interceptor_code_for() noexcept {
-  return &dispatch<kind_of<S>>::interceptor_layer;
+  return &interceptor_layer<dispatch<kind_of<S>>>::entry_points;
 }
 
 }  // namespace hookset::detail

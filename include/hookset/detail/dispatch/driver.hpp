@@ -190,12 +190,12 @@ bool dispatch_driver<Dispatch>::take_pending_outcome(Dispatch& self, erased_task
         // The first interceptor, a coroutine: its output is the dispatch's (its end event is
         // told with the dispatch's end: complete()).
         if constexpr (std::is_void_v<output>) pending.take<void>();
-        else self.store_output(pending.take<output>());
+        else interceptor_layer<Dispatch>::store_output(self, pending.take<output>());
         break;
     }
     // A cancelled or late dispatch takes nothing further. (Interceptors have the last word on
     // their dispatch: what they made of a DispatchCancelled stands.)
-    if (!self.intercepting()) self.check_stop();
+    if (!interceptor_layer<Dispatch>::intercepting(self)) self.check_stop();
     await_context_scope scope(awaiting);
     done = (self.*self.resume_)();
   }
