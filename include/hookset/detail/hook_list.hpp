@@ -76,9 +76,8 @@ class sync_dispatch_scope {
   sync_dispatch_scope& operator=(const sync_dispatch_scope&) = delete;
 };
 
-// The same scope for the lean loops (the engine's run_plain_fold and run_plain_chain): functions
-// kept out of line that are not coroutines, where reaching the thread-locals inline is safe with
-// Clang too - the address is computed on the thread that makes the call (config.hpp) - and saves
+// The same scope for the lean loops (the engine's plain_loops): functions kept out of line that
+// are not coroutines, where reaching the thread-locals inline is safe with Clang too - the address is computed on the thread that makes the call (config.hpp) - and saves
 // Clang two calls a dispatch. Only in such a function: never in one that may be inlined into a
 // coroutine.
 class lean_sync_dispatch_scope {

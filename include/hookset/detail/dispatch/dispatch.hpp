@@ -151,6 +151,8 @@ template <class Dispatch>
 struct interceptor_layer;
 template <class Dispatch>
 class pipeline_rules;
+template <class Dispatch>
+class plain_loops;
 struct converting_dispatch {};
 // What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
 template <class Plain>
@@ -215,6 +217,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class dispatch_driver<dispatch>;
   friend class concurrent_runner<dispatch>;
   friend class pipeline_rules<dispatch>;
+  friend class plain_loops<dispatch>;
   // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
   // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
   // (await_suspend); the rest is the layer's.
@@ -361,7 +364,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
             return start_without_hooks_outlined();
           else return start_without_hooks();
         }
-        if (list_->all_plain) return start_all_plain();
+        if (list_->all_plain) return plain_loops<dispatch>::start(*this);
         if constexpr (!attributes_result)
           if (list_->any_interceptor()) return interceptors::code_of(*list_).start(*this);
       }
@@ -378,26 +381,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // Otherwise starts nothing and returns false (the operation then runs it under its own
   // context, from await_ready). (The kinds of the lean loops, fold and chain; keyed slots and
   // the others take the operation's general path.)
-  bool run_if_synchronous() {
-    if constexpr (Kind::is_keyed || !companions_constructible || attributes_result ||
-                  !(plain_fold_loop || (plain_chain_loop && chain_judges_synchronously))) {
-      return false;
-    } else {
-      if (!unwatched()) return false;
-      list_ = owner_->current();
-      if constexpr (plain_fold_loop) {
-        if (!list_) {
-          if (!slot().default_sync && Kind::is_always) return false;
-          return start_without_hooks();
-        }
-        if (!list_->all_plain || !plain_fold_runs(*list_, slot().default_sync)) return false;
-        return run_plain_fold();
-      } else {
-        if (!slot().default_sync || (list_ && !list_->all_plain)) return false;
-        return list_ ? run_plain_chain() : start_without_hooks_outlined();
-      }
-    }
-  }
+  bool run_if_synchronous() { return plain_loops<dispatch>::run_if_synchronous(*this); }
 
   // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
   // stack-depth guarantees hold for a dispatch as for a Task). The driver runs in the await
@@ -782,47 +766,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   bool complete() { return true; }
 
   // ---- running hooks ----------------------------------------------------------------------
-  // A fold whose `last` fits in registers, with no companion and one hook at a time: with plain
-  // hooks only, the whole dispatch is the loop one writes by hand (the default, then each hook
-  // on the previous output) - the rules of start_plain, with `last` kept in registers and no
-  // per-step state written back. An asynchronous default takes the general path.
-  static constexpr bool plain_fold_loop =
-      Kind::is_fold && !Kind::has_finalize && !Kind::is_concurrent && last_in_registers<result>;
-  // The same for an Always chain whose companion judges synchronously: the default, then each
-  // hook, each output judged, as one writes it by hand.
-  static constexpr bool plain_chain_loop =
-      Kind::has_chain && Kind::is_always && !Kind::has_aggregate && !Kind::has_finalize &&
-      !Kind::is_concurrent && std::is_move_assignable_v<result>;
-  // A Singleton slot without companions: its one hook's output is the result, as one writes it
-  // by hand.
-  static constexpr bool plain_singleton_call =
-      Kind::is_singleton && !Kind::has_chain && !Kind::has_producer && !Kind::is_concurrent;
-  // Whether the chain companion's verdict is a Flow (not an awaitable), however it is called.
-  static constexpr bool chain_judges_synchronously = [] {
-    if constexpr (!Kind::has_chain) {
-      return false;
-    } else {
-      using chain = typename Kind::chain;
-      constexpr bool local =
-          classify_result<std::invoke_result_t<chain&, const result&>, Flow>() == call_kind::sync;
-      if constexpr (std::is_invocable_v<const chain&, const result&>)
-        return local &&
-               classify_result<std::invoke_result_t<const chain&, const result&>, Flow>() ==
-                   call_kind::sync;
-      else return local;
-    }
-  }();
-
-  // Every hook plain, nobody watching, no options: the leanest loop the kind has.
-  HOOKSET_ALWAYS_INLINE bool start_all_plain() {
-    if constexpr (plain_fold_loop) return run_plain_fold();
-    else if constexpr (plain_chain_loop) return run_plain_chain();
-    else if constexpr (plain_singleton_call) return run_plain_singleton();
-    else return start_snapshot();
-  }
   // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
   // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
-  // options (start_all_plain): no observer to tell, no context to begin or end, no time limit,
+  // options (plain_loops::start): no observer to tell, no context to begin or end, no time limit,
   // every failure propagates. One out-of-line copy for both.
   HOOKSET_NOINLINE bool start_snapshot() {
     if (list_) [[likely]] {
@@ -849,94 +795,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     // already be parked).
     if (list_) hold_list();
     return false;
-  }
-  HOOKSET_NOINLINE bool run_plain_fold() {
-    // (An asynchronous default: the general loop, out of line - inlined here, its registers
-    // cost the loop a frame of six saved ones.)
-    if (!plain_fold_runs(*list_, slot().default_sync)) [[unlikely]]
-      return start_snapshot();
-    lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    value_ = plain_fold(*list_, slot().default_sync, args_);
-    if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
-      producer_ = list_->hooks.empty() ? nullptr : &list_->hooks.back();
-    return true;
-  }
-  // The rules of start_plain for a plain_singleton_call slot whose hook is plain: the call.
-  HOOKSET_NOINLINE bool run_plain_singleton() {
-    if (list_->hooks.size() != 1) [[unlikely]]
-      return start_snapshot();
-    const entry& hook = list_->hooks.front();
-    lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
-    call_plain(hook);
-    if constexpr (attributes_result) producer_ = &hook;
-    return true;
-  }
-  // Whether plain_fold can run the dispatch: a default it calls runs synchronously.
-  static bool plain_fold_runs(const list_type& list,
-                              typename Kind::default_sync_fn default_sync) noexcept {
-    return default_sync || !(Kind::is_always || list.hooks.empty());
-  }
-  // The default, then each plain hook of `list` on the previous output, with `args`.
-  // (Index sequences as parameters, not lambdas: GCC may leave a lambda's loop out of line.)
-  HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
-                                                 typename Kind::default_sync_fn default_sync,
-                                                 std::tuple<bound_t<A>...>& args) {
-    return plain_fold(list, default_sync, args, indices{});
-  }
-  template <std::size_t... I>
-  HOOKSET_ALWAYS_INLINE static result plain_fold(const list_type& list,
-                                                 typename Kind::default_sync_fn default_sync,
-                                                 std::tuple<bound_t<A>...>& args,
-                                                 std::index_sequence<I...> each) {
-    const entry* hook = list.hooks.data();
-    const entry* const end = hook + list.hooks.size();
-    const bool has_last = Kind::is_always || hook == end;
-    return fold_hooks(hook, end,
-                      has_last
-                          ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
-                          : result{},
-                      has_last, args, each);
-  }
-  // The fold loop one writes by hand: each plain hook from `hook` to `end` on the previous
-  // output, `last` in registers from hook to hook. `hook` is left at the hook that threw, when
-  // one does (the caller's count of hooks run).
-  // (A template: `result` is void in kinds that never call it.)
-  template <class Last, std::size_t... I>
-  HOOKSET_ALWAYS_INLINE static Last fold_hooks(const entry*& hook, const entry* const end,
-                                               Last last, bool has_last,
-                                               std::tuple<bound_t<A>...>& args,
-                                               std::index_sequence<I...>) {
-    for (; hook != end; ++hook) {
-      last = sync_call_of<Kind>(*hook)(
-          hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
-      has_last = true;
-    }
-    return last;
-  }
-  HOOKSET_NOINLINE bool run_plain_chain() {
-    if (!slot().default_sync) [[unlikely]]
-      return start_snapshot();  // (as run_plain_fold)
-    chain_.bind(list_->chain);
-    return chain_.visit([&](auto& chain) {
-      using verdict = decltype(chain(std::declval<const result&>()));
-      if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
-        return start_snapshot();  // an asynchronous judge: the general path
-      } else {
-        lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-        result last = call_with_args(slot().default_sync, nullptr);
-        produced_by(nullptr);
-        if (chain(std::as_const(last)) != Flow::Break) {
-          const entry* hook = list_->hooks.data();
-          for (const entry* const end = hook + list_->hooks.size(); hook != end; ++hook) {
-            last = call_with_args(sync_call_of<Kind>(*hook), hook->object);
-            produced_by(hook);
-            if (chain(std::as_const(last)) == Flow::Break) break;
-          }
-        }
-        value_ = std::move(last);
-        return true;
-      }
-    });
   }
   // The hooks from next_ on: the leading plain stretch inline, the rest out of line - one loop
   // for every kind, the frame's (frame.ipp), through this kind's bookkept_steps.
@@ -965,8 +823,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       const entry* hook = hooks + first;
       try {
         const bool has_last = value_.has_value();
-        value_ = fold_hooks(hook, hooks + end, has_last ? *value_ : result{}, has_last, args_,
-                            indices{});
+        value_ = plain_loops<dispatch>::fold_hooks(hook, hooks + end, has_last ? *value_ : result{},
+                                                   has_last, args_, indices{});
       } catch (...) {
         next_ = static_cast<std::size_t>(hook - hooks) + 1;
         throw;

@@ -215,7 +215,7 @@ bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_as_rest(Dispatc
   if constexpr (Dispatch::companions_constructible) {
     if (!outer_watched) {
       if (!self.list_) return self.start_without_hooks_outlined();
-      if (self.list_->hooks_plain) return self.start_all_plain();
+      if (self.list_->hooks_plain) return plain_loops<Dispatch>::start(self);
     }
   }
   // (Through the snapshot's pointer, which its interceptors set: a file whose registrations
@@ -319,13 +319,13 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
     const hook_list& list = *self.list_;
     if (list.interceptors.data() + index_ != std::to_address(list.interceptors.end()))
       return run_interceptor();
-    if constexpr (Dispatch::plain_fold_loop && Dispatch::companions_constructible &&
+    if constexpr (plain_loops<Dispatch>::fold_loop && Dispatch::companions_constructible &&
                   !Kind::is_keyed) {
       // Every hook plain (interceptors aside), nothing to report or stop: the hand-written
-      // loop, as run_plain_fold.
+      // loop, as plain_loops::run_fold.
       if (!(self.flags_ & (Dispatch::has_context | Dispatch::observed)) && list.hooks_plain &&
-          Dispatch::plain_fold_runs(list, self.slot().default_sync)) [[likely]] {
-        produced_.emplace(Dispatch::plain_fold(list, self.slot().default_sync, args_.get()));
+          plain_loops<Dispatch>::fold_runs(list, self.slot().default_sync)) [[likely]] {
+        produced_.emplace(plain_loops<Dispatch>::fold(list, self.slot().default_sync, args_.get()));
         state_ = state::produced;
         return true;
       }

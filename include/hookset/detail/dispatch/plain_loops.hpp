@@ -1,0 +1,180 @@
+#pragma once
+// The plain policy's lean loops: a dispatch whose hooks are all plain (synchronous, no time
+// limit, failures propagate), that nobody watches and that has no options runs as the loop one
+// writes by hand - a fold with `last` in registers, an Always chain judged after each output, a
+// Singleton's one call - with no per-step state written back. The general rules over the
+// snapshot (start_snapshot) serve every other plain dispatch; they give the same result.
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <hookset/companions.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/dispatch/dispatch.hpp>
+#include <hookset/detail/hook_list.hpp>
+
+namespace hookset::detail {
+
+template <class Kind, class... A>  // (the dispatch grants the layer its friendship)
+class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
+  using Dispatch = dispatch<Kind, mp::mp_list<A...>>;
+  using result = typename Kind::result;
+  using arguments = std::tuple<bound_t<A>...>;
+  using default_fn = typename Kind::default_sync_fn;
+  static constexpr bool attributes_result = is_attributing<Kind>;
+
+ public:
+  // A fold whose `last` fits in registers, with no companion and one hook at a time: the
+  // default, then each hook on the previous output. An asynchronous default takes the general
+  // path.
+  static constexpr bool fold_loop =
+      Kind::is_fold && !Kind::has_finalize && !Kind::is_concurrent && last_in_registers<result>;
+  // The same for an Always chain whose companion judges synchronously: the default, then each
+  // hook, each output judged.
+  static constexpr bool chain_loop = Kind::has_chain && Kind::is_always && !Kind::has_aggregate &&
+                                     !Kind::has_finalize && !Kind::is_concurrent &&
+                                     std::is_move_assignable_v<result>;
+  // A Singleton slot without companions: its one hook's output is the result.
+  static constexpr bool singleton_call =
+      Kind::is_singleton && !Kind::has_chain && !Kind::has_producer && !Kind::is_concurrent;
+  // Whether the chain companion's verdict is a Flow (not an awaitable), however it is called.
+  static constexpr bool chain_judges_synchronously = [] {
+    if constexpr (!Kind::has_chain) {
+      return false;
+    } else {
+      using chain = typename Kind::chain;
+      constexpr bool local =
+          classify_result<std::invoke_result_t<chain&, const result&>, Flow>() == call_kind::sync;
+      if constexpr (std::is_invocable_v<const chain&, const result&>)
+        return local &&
+               classify_result<std::invoke_result_t<const chain&, const result&>, Flow>() ==
+                   call_kind::sync;
+      else return local;
+    }
+  }();
+
+  // Every hook plain, nobody watching, no options: the leanest loop the kind has.
+  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
+    if constexpr (fold_loop) return run_fold(self);
+    else if constexpr (chain_loop) return run_chain(self);
+    else if constexpr (singleton_call) return run_singleton(self);
+    else return self.start_snapshot();
+  }
+
+  // Dispatch::run_if_synchronous: the dispatch of an Asio operation, run now when it cannot
+  // suspend and has nothing to stop or report (the kinds of the fold and chain loops; keyed
+  // slots and the others take the operation's general path).
+  static bool run_if_synchronous(Dispatch& self) {
+    if constexpr (Kind::is_keyed || !Dispatch::companions_constructible || attributes_result ||
+                  !(fold_loop || (chain_loop && chain_judges_synchronously))) {
+      return false;
+    } else {
+      if (!self.unwatched()) return false;
+      self.list_ = self.owner_->current();
+      if constexpr (fold_loop) {
+        if (!self.list_) {
+          if (!self.slot().default_sync && Kind::is_always) return false;
+          return self.start_without_hooks();
+        }
+        if (!self.list_->all_plain || !fold_runs(*self.list_, self.slot().default_sync))
+          return false;
+        return run_fold(self);
+      } else {
+        if (!self.slot().default_sync || (self.list_ && !self.list_->all_plain)) return false;
+        return self.list_ ? run_chain(self) : self.start_without_hooks_outlined();
+      }
+    }
+  }
+
+  // Whether fold can run the dispatch: a default it calls runs synchronously.
+  static bool fold_runs(const hook_list& list, default_fn default_sync) noexcept {
+    return default_sync || !(Kind::is_always || list.hooks.empty());
+  }
+  // The default, then each plain hook of `list` on the previous output, with `args`.
+  // (Index sequences as parameters, not lambdas: GCC may leave a lambda's loop out of line.)
+  HOOKSET_ALWAYS_INLINE static result fold(const hook_list& list, default_fn default_sync,
+                                           arguments& args) {
+    return fold(list, default_sync, args, std::index_sequence_for<A...>{});
+  }
+  // The fold loop: each plain hook from `hook` to `end` on the previous output, `last` in
+  // registers from hook to hook. `hook` is left at the hook that threw, when one does (the
+  // caller's count of hooks run). (A template: `result` is void in kinds that never call it.)
+  template <class Last, std::size_t... I>
+  HOOKSET_ALWAYS_INLINE static Last fold_hooks(const hook_entry*& hook, const hook_entry* const end,
+                                               Last last, bool has_last, arguments& args,
+                                               std::index_sequence<I...>) {
+    for (; hook != end; ++hook) {
+      last = sync_call_of<Kind>(*hook)(
+          hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))..., last, has_last);
+      has_last = true;
+    }
+    return last;
+  }
+
+ private:
+  template <std::size_t... I>
+  HOOKSET_ALWAYS_INLINE static result fold(const hook_list& list, default_fn default_sync,
+                                           arguments& args, std::index_sequence<I...> each) {
+    const hook_entry* hook = list.hooks.data();
+    const hook_entry* const end = hook + list.hooks.size();
+    const bool has_last = Kind::is_always || hook == end;
+    return fold_hooks(hook, end,
+                      has_last
+                          ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
+                          : result{},
+                      has_last, args, each);
+  }
+
+  HOOKSET_NOINLINE static bool run_fold(Dispatch& self) {
+    const hook_list& list = *self.list_;
+    // (An asynchronous default: the general loop, out of line - inlined here, its registers
+    // cost the loop a frame of six saved ones.)
+    if (!fold_runs(list, self.slot().default_sync)) [[unlikely]]
+      return self.start_snapshot();
+    lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    self.value_ = fold(list, self.slot().default_sync, self.args_);
+    if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
+      self.producer_ = list.hooks.empty() ? nullptr : &list.hooks.back();
+    return true;
+  }
+  // A singleton_call slot whose hook is plain: the call.
+  HOOKSET_NOINLINE static bool run_singleton(Dispatch& self) {
+    if (self.list_->hooks.size() != 1) [[unlikely]]
+      return self.start_snapshot();
+    const hook_entry& hook = self.list_->hooks.front();
+    lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
+    self.call_plain(hook);
+    if constexpr (attributes_result) self.producer_ = &hook;
+    return true;
+  }
+  HOOKSET_NOINLINE static bool run_chain(Dispatch& self) {
+    if (!self.slot().default_sync) [[unlikely]]
+      return self.start_snapshot();  // (as run_fold)
+    self.chain_.bind(self.list_->chain);
+    return self.chain_.visit([&](auto& chain) {
+      using verdict = decltype(chain(std::declval<const result&>()));
+      if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
+        return self.start_snapshot();  // an asynchronous judge: the general path
+      } else {
+        lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+        result last = self.call_with_args(self.slot().default_sync, nullptr);
+        self.produced_by(nullptr);
+        if (chain(std::as_const(last)) != Flow::Break) {
+          const hook_entry* hook = self.list_->hooks.data();
+          for (const hook_entry* const end = hook + self.list_->hooks.size(); hook != end; ++hook) {
+            last = self.call_with_args(sync_call_of<Kind>(*hook), hook->object);
+            self.produced_by(hook);
+            if (chain(std::as_const(last)) == Flow::Break) break;
+          }
+        }
+        self.value_ = std::move(last);
+        return true;
+      }
+    });
+  }
+};
+
+}  // namespace hookset::detail
