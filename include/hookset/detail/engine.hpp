@@ -7,4 +7,5 @@
 #include <hookset/detail/dispatch/intercept.hpp>       // IWYU pragma: export
 #include <hookset/detail/dispatch/pipeline_rules.hpp>  // IWYU pragma: export
 #include <hookset/detail/dispatch/plain_loops.hpp>     // IWYU pragma: export
+#include <hookset/detail/dispatch/rules.hpp>           // IWYU pragma: export
 #include <hookset/detail/dispatch/steps.hpp>           // IWYU pragma: export

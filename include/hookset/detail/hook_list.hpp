@@ -77,9 +77,9 @@ class sync_dispatch_scope {
 };
 
 // The same scope for the lean loops (the engine's plain_loops): functions kept out of line that
-// are not coroutines, where reaching the thread-locals inline is safe with Clang too - the address is computed on the thread that makes the call (config.hpp) - and saves
-// Clang two calls a dispatch. Only in such a function: never in one that may be inlined into a
-// coroutine.
+// are not coroutines, where reaching the thread-locals inline is safe with Clang too - the address
+// is computed on the thread that makes the call (config.hpp) - and saves Clang two calls a
+// dispatch. Only in such a function: never in one that may be inlined into a coroutine.
 class lean_sync_dispatch_scope {
  public:
   HOOKSET_ALWAYS_INLINE lean_sync_dispatch_scope() noexcept { enter_sync_dispatch_here(); }

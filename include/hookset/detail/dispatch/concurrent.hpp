@@ -178,13 +178,15 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
         // (substituted: value_ holds the output its aggregate made of the failure)
         if constexpr (!is_void)
           if (step == hook_step::produced) self.value_ = std::move(*slot.value);
-        if (self.take_output() == next::stop) stop_running();  // FirstSuccess: an answer
+        if (Dispatch::rules::take_output(self) == next::stop)
+          stop_running();  // FirstSuccess: an answer
       }
     } catch (...) {
       failure = std::current_exception();
       stop_running();
       if constexpr (attributed)
-        if (output_watch<result>* watch = self.watched()) watch->seen(&hook, nullptr);
+        if (output_watch<result>* watch = Dispatch::rules::watched(self))
+          watch->seen(&hook, nullptr);
     }
   };
   // A watched dispatch (a tripwire's guards) shows each hook's outcome to its watch when the
@@ -194,7 +196,7 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
   // the dispatch is stopped, what its hooks do no longer counts.
   auto show_finished = [&] {
     if constexpr (attributed) {
-      output_watch<result>* watch = self.watched();
+      output_watch<result>* watch = Dispatch::rules::watched(self);
       if (!watch) return;
       for (std::size_t i = take; i < start && !self.context_->stop_requested(); ++i) {
         concurrent_slot<result>& slot = state->slots[i - first];

@@ -6,20 +6,10 @@
 // (result, parameters, mode, companions), never per slot: a slot contributes only its
 // descriptor (name, default, failure policy) at run time.
 //
-// The rules. Each is stated once, in the function named after it:
-//   start       Always: the default runs first and its output is taken like a hook's;
-//               Fallback, Singleton: nothing runs before the hooks.
-//   take_output what happens to each output (the default's under Always, then each hook's):
-//               a fold slot keeps it as the next `last`; a chain companion judges it (Break ends
-//               the hooks); an aggregate collects it.
-//   finish      when the hooks are done: a Fallback or Singleton slot whose hooks produced no
-//               output runs its default alone (run_sole_default); a Fallback + Chain slot whose
-//               hooks all said Continue has the default's last word; then the result is
-//               produced (produce_result: aggregate, finalize, or the last output).
-//
-// How they run. Every step is a member function that returns true when the dispatch is complete
-// and false when it left an awaitable pending (an asynchronous default, hook or companion),
-// naming in `resume_` the step that takes its value. await_ready() runs the steps synchronously
+// The rules (start, take_output, finish) are rules.hpp's. How they run: every step returns true
+// when the dispatch is complete and false when it left an awaitable pending (an asynchronous
+// default, hook or companion), naming in `resume_` the step that takes its value. await_ready()
+// runs the steps synchronously
 // - the whole dispatch when nothing suspends: no frame, no allocation, no suspension - and a
 // dispatch that must wait suspends into a small driver coroutine (driver.hpp) that awaits the
 // pending awaitable - at one place, whatever it is - takes its outcome and calls `resume_`,
@@ -153,6 +143,8 @@ template <class Dispatch>
 class pipeline_rules;
 template <class Dispatch>
 class plain_loops;
+template <class Dispatch>
+class dispatch_rules;
 struct converting_dispatch {};
 // What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
 template <class Plain>
@@ -209,7 +201,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
 
   // What the step after an output does (frame.hpp).
   using next = progress;
-  using step = bool (dispatch::*)();
+  using step = bool (*)(dispatch& self);
 
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
@@ -218,6 +210,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class concurrent_runner<dispatch>;
   friend class pipeline_rules<dispatch>;
   friend class plain_loops<dispatch>;
+  friend class dispatch_rules<dispatch>;
+  using rules = dispatch_rules<dispatch>;  // (rules.hpp)
   // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
   // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
   // (await_suspend); the rest is the layer's.
@@ -317,7 +311,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     Task<void> (*drive)(dispatch* self);
     result_type (*wait)(dispatch& self);
     // Starts the asynchronous default (call_default_async), `then` the step that takes it.
-    bool (*call_default)(dispatch& self, bool (dispatch::*then)());
+    bool (*call_default)(dispatch& self, step then);
   };
   static const driver_code suspended_driver;
   // (The interceptor layer's entry points are reached the same way, through the pointer an
@@ -361,8 +355,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
           // serves it, one function fewer per kind.)
           if constexpr (Kind::is_pipeline) return start_snapshot();
           else if constexpr (Kind::has_chain || Kind::has_producer)
-            return start_without_hooks_outlined();
-          else return start_without_hooks();
+            return rules::start_without_hooks_outlined(*this);
+          else return rules::start_without_hooks(*this);
         }
         if (list_->all_plain) return plain_loops<dispatch>::start(*this);
         if constexpr (!attributes_result)
@@ -554,217 +548,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     (indices{});
   }
 
-  // ---- the rules --------------------------------------------------------------------------
-  HOOKSET_ALWAYS_INLINE bool start() {
-    if constexpr (Kind::is_always) {
-      if (!call_default(&dispatch::after_head)) return false;
-      if constexpr (Kind::has_aggregate) return after_head();  // (below)
-      else return after_head_inline();
-    } else {
-      return run_hooks();
-    }
-  }
-  // start() for a slot with no hooks: the same rules, with the hook loop left out.
-  HOOKSET_ALWAYS_INLINE bool start_without_hooks() {
-    // The counters, where they are read: by finish (produced_) but for a fold or a void slot,
-    // whose synchronous default ends the dispatch; by a step resumed after an asynchronous
-    // default or companion (all of them).
-    constexpr bool ends_with_default = Kind::is_always && !Kind::has_chain && !Kind::has_producer;
-    if (!ends_with_default || !slot().default_sync) next_ = count_ = produced_ = plain_end_ = 0;
-    if constexpr (Kind::is_always) {
-      if (!call_default(&dispatch::after_head)) return false;
-      if (take_output() == next::suspended) return false;
-    }
-    return finish();
-  }
-  HOOKSET_NOINLINE bool start_without_hooks_outlined() { return start_without_hooks(); }
-  // After the default's output, the rest of the dispatch: inline into start() but for the
-  // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
-  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
-  bool after_head() { return after_head_inline(); }
-  HOOKSET_ALWAYS_INLINE bool after_head_inline() { return continue_after(take_output()); }
-  HOOKSET_ALWAYS_INLINE next take_output() {
-    if constexpr (Kind::is_pipeline) {
-      return pipeline_rules<dispatch>::take_decision(*this);
-    } else if constexpr (Kind::has_chain) {
-      return chain_.visit([&](auto& chain) {
-        using verdict = decltype(chain(std::as_const(*value_)));
-        if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
-          return after_verdict(chain(std::as_const(*value_)));
-        } else {
-          pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*value_))));
-          suspend_into(pending_kind::flow, &dispatch::resume_after_verdict, &suspended_driver);
-          return next::suspended;
-        }
-      });
-    } else {
-      collect();
-      return next::more;
-    }
-  }
-  HOOKSET_ALWAYS_INLINE next after_verdict(Flow flow) {
-    collect();
-    if (flow == Flow::Break) {
-      flags_ |= broke;
-      return next::stop;
-    }
-    return next::more;
-  }
-  bool resume_after_verdict() { return continue_after(after_verdict(flow_)); }
-  // Moves the newest output into the aggregate's list (attributed: with its producer);
-  // nothing for other slots.
-  // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
-  // instructions at 8 hooks.)
-  HOOKSET_ALWAYS_INLINE void collect() {
-    if constexpr (attributed) {
-      if (output_watch<result>* watch = watched()) [[unlikely]]
-        watch->seen(producer_, &*value_);
-      if constexpr (std::is_default_constructible_v<result> &&
-                    std::is_nothrow_move_assignable_v<result>) {
-        // Made empty in place, then filled: no Attributed is moved (a conversion to one is,
-        // by Clang, and costs each element twice its construction).
-        Attributed<result>& element = outputs_.emplace_back();
-        element.value = std::move(*value_);
-        if (producer_) {
-          element.hook = producer_->id();
-          if (const std::string& name = producer_->record->name; !name.empty()) element.name = name;
-        }
-      } else {
-        outputs_.emplace_back(attribute{*value_, producer_});
-      }
-    } else if constexpr (Kind::has_aggregate) {
-      outputs_.push_back(std::move(*value_));
-    }
-  }
-  // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output
-  // is made in the aggregate's list, not in value_ and then moved there - one move of the output
-  // less per hook (a verdict, with its strings and its failure, is costly to move).
-  static constexpr bool collects_in_place =
-      Kind::has_aggregate && !Kind::has_chain &&
-      (!attributed ||
-       (std::is_default_constructible_v<result> && std::is_nothrow_move_assignable_v<result>));
-  // collect() of a plain hook's call, in a dispatch with no context (no output watch).
-  HOOKSET_ALWAYS_INLINE void collect_plain(const entry& hook) {
-    const auto sync = sync_call_of<Kind>(hook);
-    if constexpr (attributed) {
-      produced_by(&hook);
-      Attributed<result>& element = outputs_.emplace_back();
-      try {
-        element.value = call_with_args(sync, hook.object);
-      } catch (...) {
-        outputs_.pop_back();
-        throw;
-      }
-      element.hook = hook.id();
-      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
-    } else {
-      outputs_.push_back(call_with_args(sync, hook.object));
-    }
-  }
-  // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
-  struct attribute {
-    result& value;
-    const entry* producer;
-    operator Attributed<result>() const {
-      if (!producer) return {std::move(value), HookId{}, std::string()};
-      const std::string& name = producer->record->name;
-      return {std::move(value), producer->id(), name.empty() ? std::string() : name};
-    }
-  };
-  // The output watch of a watched dispatch (null: none).
-  output_watch<result>* watched() const noexcept {
-    if (!(flags_ & has_context)) return nullptr;
-    return static_cast<output_watch<result>*>(context_->watch());
-  }
   // Who produced the newest output (null: the default), for an attributed aggregate or result.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
     if constexpr (tracks_producer) producer_ = hook;
   }
-  HOOKSET_ALWAYS_INLINE bool finish() {
-    if constexpr (Kind::is_pipeline) return pipeline_rules<dispatch>::finish(*this);
-    if constexpr (!Kind::is_always) {
-      if (produced_ == 0) return run_sole_default();
-    }
-    if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
-      if (!(flags_ & broke)) {  // every hook said Continue: the default has the last word
-        if (!call_default(&dispatch::produce_result)) return false;
-      }
-    }
-    return produce_result();
-  }
-  HOOKSET_ALWAYS_INLINE bool run_sole_default() {
-    if (!call_default(&dispatch::after_sole_default)) return false;
-    return after_sole_default();
-  }
-  HOOKSET_ALWAYS_INLINE bool after_sole_default() {
-    if constexpr (Kind::has_aggregate && !Kind::has_output) {
-      output_.emplace(std::move(*value_));  // returned directly, not aggregated
-      return true;
-    } else {
-      collect();
-      return produce_result();
-    }
-  }
-  HOOKSET_ALWAYS_INLINE bool produce_result() {
-    if constexpr (Kind::has_aggregate)
-      return aggregate_.visit(
-          [&](auto& aggregate) { return call_producer(aggregate, std::move(outputs_)); });
-    else if constexpr (Kind::has_finalize)
-      return finalize_.visit(
-          [&](auto& finalize) { return call_producer(finalize, std::move(*value_)); });
-    else return true;  // the result is value_ itself
-  }
-  // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
-  HOOKSET_ALWAYS_INLINE bool call_default(step then) {
-    if (flags_ & has_context) [[unlikely]]
-      check_stop();
-    if constexpr (Kind::is_pipeline) {
-      // The default ends the pipeline (pipeline_rules::default_outcome), on the input as
-      // finally rewritten.
-      if (slot().default_sync) [[likely]] {
-        output_.emplace(pipeline_rules<dispatch>::default_outcome(
-            *this, call_with_args(slot().default_sync, nullptr)));
-        return true;
-      }
-      return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
-    } else {
-      produced_by(nullptr);
-      if (slot().default_sync) [[likely]] {
-        if constexpr (is_void) call_with_args(slot().default_sync, nullptr);
-        else value_ = call_with_args(slot().default_sync, nullptr);
-        return true;
-      }
-      return driver_code_from(slot_->suspended_driver)->call_default(*this, then);
-    }
-  }
-  // Reached through the descriptor's driver code: only a slot with an asynchronous default
-  // names it.
-  bool call_default_async(step then) {
-    if constexpr (Kind::is_pipeline) {
-      pending_output_.emplace(
-          pipeline_rules<dispatch>::complete(call_with_args(slot().default_async, nullptr), *this));
-      suspend_into(pending_kind::output, then, &suspended_driver);
-    } else {
-      pending_value_.emplace(call_with_args(slot().default_async, nullptr));
-      suspend_into(pending_kind::value, then, &suspended_driver);
-    }
-    return false;
-  }
-  template <class Companion, class Input>
-  bool call_producer(Companion& companion, Input&& input) {
-    check_stop();
-    using produced = decltype(companion(std::forward<Input>(input)));
-    if constexpr (classify_result<produced, output>() == call_kind::sync) {
-      output_.emplace(companion(std::forward<Input>(input)));
-      return true;
-    } else {
-      pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
-      suspend_into(pending_kind::output, &dispatch::complete, &suspended_driver);
-      return false;
-    }
-  }
-  bool complete() { return true; }
-
   // ---- running hooks ----------------------------------------------------------------------
   // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
   // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
@@ -789,7 +576,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
     // line, never inlined into a coroutine - config.hpp.)
     lean_sync_dispatch_scope scope;
-    if (start()) return true;
+    if (rules::start(*this)) return true;
     // Suspending (an asynchronous default, hook or companion): from here on the dispatch owns
     // a reference to its snapshot, taken while the synchronous scope still protects it (it may
     // already be parked).
@@ -801,8 +588,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   HOOKSET_ALWAYS_INLINE bool run_hooks() {
     if (!(flags_ & (hook_events | has_context))) [[likely]] {
       const next after = run_plain_stretch();
-      if (after != next::more) return after == next::stop && finish();
-      if (next_ == count_) return finish();
+      if (after != next::more) return after == next::stop && rules::finish(*this);
+      if (next_ == count_) return rules::finish(*this);
     }
     return run_hooks_with_bookkeeping(bookkept_steps);
   }
@@ -839,8 +626,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         for (; i != end; ++i) {
           const entry& hook = hooks[i];
           if constexpr (!counts_at_end) next_ = i + 1;
-          if constexpr (collects_in_place) {
-            collect_plain(hook);
+          if constexpr (rules::collects_in_place) {
+            rules::collect_plain(*this, hook);
             ++produced_;
             continue;
           }
@@ -848,7 +635,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
           if constexpr (!counts_at_end) {
             ++produced_;
             produced_by(&hook);
-            const next after = take_output();
+            const next after = rules::take_output(*this);
             if (after != next::more) return after;
           }
         }
@@ -869,7 +656,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       case next::more:
         return run_hooks();
       case next::stop:
-        return finish();
+        return rules::finish(*this);
       case next::suspended:
         return false;
     }
@@ -961,7 +748,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         else value_.reset();
       }
     }
-    return continue_after(take_output());
+    return continue_after(rules::take_output(*this));
   }
 
   // ---- interceptors (intercept.hpp) --------------------------------------------------------

@@ -41,7 +41,7 @@ template <class Kind, class... A>
 const typename dispatch<Kind, mp::mp_list<A...>>::driver_code
     dispatch<Kind, mp::mp_list<A...>>::suspended_driver{
         &dispatch_driver<dispatch>::drive, &detail::wait_suspended<result_type, dispatch>,
-        [](dispatch& self, step then) { return self.call_default_async(then); }};
+        &rules::call_default_async};
 
 // The rest of a dispatch that had to wait: await what the steps left pending, take its
 // outcome, resume the step that takes it (take_pending_outcome), repeat. One place awaits,
@@ -122,7 +122,7 @@ HOOKSET_ALWAYS_INLINE bool dispatch_driver<Dispatch>::take_quiet_output(
   for (;;) {
     ++self.produced_;
     self.produced_by(self.current_);
-    self.collect();
+    Dispatch::rules::collect(self);
     if (self.next_ == self.count_ || !self.hooks_[self.next_].quiet) return false;
     const hook_entry& hook = self.hooks_[self.next_++];
     self.current_ = &hook;
@@ -197,7 +197,7 @@ bool dispatch_driver<Dispatch>::take_pending_outcome(Dispatch& self, erased_task
     // their dispatch: what they made of a DispatchCancelled stands.)
     if (!interceptor_layer<Dispatch>::intercepting(self)) self.check_stop();
     await_context_scope scope(awaiting);
-    done = (self.*self.resume_)();
+    done = self.resume_(self);
   }
   if (!done) pending = take_pending(self);
   return done;

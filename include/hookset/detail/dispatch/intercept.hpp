@@ -94,7 +94,7 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
     self.pending_ = Dispatch::pending_kind::intercepted;
     // (For the driver, which stored the output: nothing is left to do. await_suspend may await
     // the Task itself.)
-    self.resume_ = &Dispatch::complete;
+    self.resume_ = &Dispatch::rules::complete;
     self.driver_code_ =
         Dispatch::driver_code_from(self.list_->interceptors.front().record->suspended_driver);
     self.flags_ |= Dispatch::suspended;
@@ -214,7 +214,7 @@ bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_as_rest(Dispatc
   const bool outer_watched = outer.flags_ & (Dispatch::has_context | Dispatch::observed);
   if constexpr (Dispatch::companions_constructible) {
     if (!outer_watched) {
-      if (!self.list_) return self.start_without_hooks_outlined();
+      if (!self.list_) return Dispatch::rules::start_without_hooks_outlined(self);
       if (self.list_->hooks_plain) return plain_loops<Dispatch>::start(self);
     }
   }

@@ -62,7 +62,7 @@ class pipeline_rules {
       }
     }
     // No hook decided (Fallback), or every hook passed: the default, on the final input.
-    return self.call_default(&Dispatch::complete);
+    return Dispatch::rules::call_default(self, &Dispatch::rules::complete);
   }
 
   // What the default produced, as the dispatch's result: an output completes the pipeline; a

@@ -77,14 +77,14 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
       if constexpr (fold_loop) {
         if (!self.list_) {
           if (!self.slot().default_sync && Kind::is_always) return false;
-          return self.start_without_hooks();
+          return Dispatch::rules::start_without_hooks(self);
         }
         if (!self.list_->all_plain || !fold_runs(*self.list_, self.slot().default_sync))
           return false;
         return run_fold(self);
       } else {
         if (!self.slot().default_sync || (self.list_ && !self.list_->all_plain)) return false;
-        return self.list_ ? run_chain(self) : self.start_without_hooks_outlined();
+        return self.list_ ? run_chain(self) : Dispatch::rules::start_without_hooks_outlined(self);
       }
     }
   }

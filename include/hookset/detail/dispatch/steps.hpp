@@ -53,12 +53,13 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
     // take, finish: the rules (out of line here: the hot loops have their own copies inline).
     []() -> progress (*)(dispatch_frame&) {
       if constexpr (judges_outputs) {
-        return [](dispatch_frame& frame) { return static_cast<dispatch&>(frame).take_output(); };
+        return
+            [](dispatch_frame& frame) { return rules::take_output(static_cast<dispatch&>(frame)); };
       } else {
         return nullptr;  // (a fold's, a void slot's: its output is kept, nothing to take)
       }
     }(),
-    [](dispatch_frame& frame) { return static_cast<dispatch&>(frame).finish(); },
+    [](dispatch_frame& frame) { return rules::finish(static_cast<dispatch&>(frame)); },
     // run_concurrently: the first hook that suspends a concurrent dispatch - it and every later
     // one run concurrently, driven by the driver (run_concurrently), which then finishes the
     // dispatch. The driver is the one that hook's registration names, as for any coroutine hook:
@@ -66,7 +67,7 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
     []() -> void (*)(dispatch_frame&, const entry&) {
       if constexpr (Kind::is_concurrent) {
         return [](dispatch_frame& frame, const entry& hook) {
-          static_cast<dispatch&>(frame).suspend_into(pending_kind::concurrent, &dispatch::finish,
+          static_cast<dispatch&>(frame).suspend_into(pending_kind::concurrent, &rules::finish,
                                                      hook.record->suspended_driver);
         };
       } else {

@@ -1,0 +1,268 @@
+#pragma once
+// The rules of a dispatch. Each is stated once, in the function named after it:
+//   start       Always: the default runs first and its output is taken like a hook's;
+//               Fallback, Singleton: nothing runs before the hooks.
+//   take_output what happens to each output (the default's under Always, then each hook's):
+//               a fold slot keeps it as the next `last`; a chain companion judges it (Break ends
+//               the hooks); an aggregate collects it; a Pipeline's decision passes the input on
+//               or ends the dispatch (pipeline_rules.hpp).
+//   finish      when the hooks are done: a Fallback or Singleton slot whose hooks produced no
+//               output runs its default alone (run_sole_default); a Fallback + Chain slot whose
+//               hooks all said Continue has the default's last word; then the result is
+//               produced (produce_result: aggregate, finalize, or the last output).
+//
+// Every step returns true when the dispatch is complete and false when it left an awaitable
+// pending (an asynchronous default or companion), naming in the dispatch's `resume_` the step
+// that takes its value (a `step`: one of these functions). The hook loop between start and
+// finish is the dispatch's (dispatch.hpp: run_hooks), and the frame's with bookkeeping.
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <hookset/attributed.hpp>
+#include <hookset/companions.hpp>
+#include <hookset/coro/awaitable_traits.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/coro/task.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/dispatch.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/hook_id.hpp>
+
+namespace hookset::detail {
+
+template <class Dispatch>  // (the dispatch grants the rules its friendship)
+class dispatch_rules {
+  using Kind = typename Dispatch::kind;
+  using result = typename Dispatch::result;
+  using output = typename Dispatch::output;
+  using entry = hook_entry;
+  using next = progress;
+  using step = typename Dispatch::step;
+  using pending_kind = typename Dispatch::pending_kind;
+  static constexpr bool is_void = Dispatch::is_void;
+  static constexpr bool attributed = Dispatch::attributed;
+  static constexpr auto has_context = Dispatch::has_context;
+  static constexpr auto broke = Dispatch::broke;
+
+ public:
+  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
+    if constexpr (Kind::is_always) {
+      if (!call_default(self, &after_head)) return false;
+      if constexpr (Kind::has_aggregate) return after_head(self);  // (below)
+      else return after_head_inline(self);
+    } else {
+      return self.run_hooks();
+    }
+  }
+  // start() for a slot with no hooks: the same rules, with the hook loop left out.
+  HOOKSET_ALWAYS_INLINE static bool start_without_hooks(Dispatch& self) {
+    // The counters, where they are read: by finish (produced_) but for a fold or a void slot,
+    // whose synchronous default ends the dispatch; by a step resumed after an asynchronous
+    // default or companion (all of them).
+    constexpr bool ends_with_default = Kind::is_always && !Kind::has_chain && !Kind::has_producer;
+    if (!ends_with_default || !self.slot().default_sync)
+      self.next_ = self.count_ = self.produced_ = self.plain_end_ = 0;
+    if constexpr (Kind::is_always) {
+      if (!call_default(self, &after_head)) return false;
+      if (take_output(self) == next::suspended) return false;
+    }
+    return finish(self);
+  }
+  HOOKSET_NOINLINE static bool start_without_hooks_outlined(Dispatch& self) {
+    return start_without_hooks(self);
+  }
+  // After the default's output, the rest of the dispatch: inline into start() but for the
+  // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
+  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
+  static bool after_head(Dispatch& self) { return after_head_inline(self); }
+  HOOKSET_ALWAYS_INLINE static bool after_head_inline(Dispatch& self) {
+    return self.continue_after(take_output(self));
+  }
+  HOOKSET_ALWAYS_INLINE static next take_output(Dispatch& self) {
+    if constexpr (Kind::is_pipeline) {
+      return pipeline_rules<Dispatch>::take_decision(self);
+    } else if constexpr (Kind::has_chain) {
+      return self.chain_.visit([&](auto& chain) {
+        using verdict = decltype(chain(std::as_const(*self.value_)));
+        if constexpr (classify_result<verdict, Flow>() == call_kind::sync) {
+          return after_verdict(self, chain(std::as_const(*self.value_)));
+        } else {
+          self.pending_flow_.emplace(to_task<Flow>(chain(std::as_const(*self.value_))));
+          self.suspend_into(pending_kind::flow, &resume_after_verdict, &Dispatch::suspended_driver);
+          return next::suspended;
+        }
+      });
+    } else {
+      collect(self);
+      return next::more;
+    }
+  }
+  HOOKSET_ALWAYS_INLINE static next after_verdict(Dispatch& self, Flow flow) {
+    collect(self);
+    if (flow == Flow::Break) {
+      self.flags_ |= broke;
+      return next::stop;
+    }
+    return next::more;
+  }
+  static bool resume_after_verdict(Dispatch& self) {
+    return self.continue_after(after_verdict(self, self.flow_));
+  }
+  // Moves the newest output into the aggregate's list (attributed: with its producer);
+  // nothing for other slots.
+  // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
+  // instructions at 8 hooks.)
+  HOOKSET_ALWAYS_INLINE static void collect(Dispatch& self) {
+    if constexpr (attributed) {
+      if (output_watch<result>* watch = watched(self)) [[unlikely]]
+        watch->seen(self.producer_, &*self.value_);
+      if constexpr (std::is_default_constructible_v<result> &&
+                    std::is_nothrow_move_assignable_v<result>) {
+        // Made empty in place, then filled: no Attributed is moved (a conversion to one is,
+        // by Clang, and costs each element twice its construction).
+        Attributed<result>& element = self.outputs_.emplace_back();
+        element.value = std::move(*self.value_);
+        if (self.producer_) {
+          element.hook = self.producer_->id();
+          if (const std::string& name = self.producer_->record->name; !name.empty())
+            element.name = name;
+        }
+      } else {
+        self.outputs_.emplace_back(attribute{*self.value_, self.producer_});
+      }
+    } else if constexpr (Kind::has_aggregate) {
+      self.outputs_.push_back(std::move(*self.value_));
+    }
+  }
+  // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output
+  // is made in the aggregate's list, not in value_ and then moved there - one move of the output
+  // less per hook (a verdict, with its strings and its failure, is costly to move).
+  static constexpr bool collects_in_place =
+      Kind::has_aggregate && !Kind::has_chain &&
+      (!attributed ||
+       (std::is_default_constructible_v<result> && std::is_nothrow_move_assignable_v<result>));
+  // collect() of a plain hook's call, in a dispatch with no context (no output watch).
+  HOOKSET_ALWAYS_INLINE static void collect_plain(Dispatch& self, const entry& hook) {
+    const auto sync = sync_call_of<Kind>(hook);
+    if constexpr (attributed) {
+      self.produced_by(&hook);
+      Attributed<result>& element = self.outputs_.emplace_back();
+      try {
+        element.value = self.call_with_args(sync, hook.object);
+      } catch (...) {
+        self.outputs_.pop_back();
+        throw;
+      }
+      element.hook = hook.id();
+      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
+    } else {
+      self.outputs_.push_back(self.call_with_args(sync, hook.object));
+    }
+  }
+  // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
+  struct attribute {
+    result& value;
+    const entry* producer;
+    operator Attributed<result>() const {
+      if (!producer) return {std::move(value), HookId{}, std::string()};
+      const std::string& name = producer->record->name;
+      return {std::move(value), producer->id(), name.empty() ? std::string() : name};
+    }
+  };
+  // The output watch of a watched dispatch (null: none).
+  static output_watch<result>* watched(const Dispatch& self) noexcept {
+    if (!(self.flags_ & has_context)) return nullptr;
+    return static_cast<output_watch<result>*>(self.context_->watch());
+  }
+  HOOKSET_ALWAYS_INLINE static bool finish(Dispatch& self) {
+    if constexpr (Kind::is_pipeline) return pipeline_rules<Dispatch>::finish(self);
+    if constexpr (!Kind::is_always) {
+      if (self.produced_ == 0) return run_sole_default(self);
+    }
+    if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
+      if (!(self.flags_ & broke)) {  // every hook said Continue: the default has the last word
+        if (!call_default(self, &produce_result)) return false;
+      }
+    }
+    return produce_result(self);
+  }
+  HOOKSET_ALWAYS_INLINE static bool run_sole_default(Dispatch& self) {
+    if (!call_default(self, &after_sole_default)) return false;
+    return after_sole_default(self);
+  }
+  HOOKSET_ALWAYS_INLINE static bool after_sole_default(Dispatch& self) {
+    if constexpr (Kind::has_aggregate && !Kind::has_output) {
+      self.output_.emplace(std::move(*self.value_));  // returned directly, not aggregated
+      return true;
+    } else {
+      collect(self);
+      return produce_result(self);
+    }
+  }
+  HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
+    if constexpr (Kind::has_aggregate)
+      return self.aggregate_.visit([&](auto& aggregate) {
+        return call_producer(self, aggregate, std::move(self.outputs_));
+      });
+    else if constexpr (Kind::has_finalize)
+      return self.finalize_.visit(
+          [&](auto& finalize) { return call_producer(self, finalize, std::move(*self.value_)); });
+    else return true;  // the result is value_ itself
+  }
+  // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
+  HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
+    if (self.flags_ & has_context) [[unlikely]]
+      self.check_stop();
+    if constexpr (Kind::is_pipeline) {
+      // The default ends the pipeline (pipeline_rules::default_outcome), on the input as
+      // finally rewritten.
+      if (self.slot().default_sync) [[likely]] {
+        self.output_.emplace(pipeline_rules<Dispatch>::default_outcome(
+            self, self.call_with_args(self.slot().default_sync, nullptr)));
+        return true;
+      }
+      return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
+    } else {
+      self.produced_by(nullptr);
+      if (self.slot().default_sync) [[likely]] {
+        if constexpr (is_void) self.call_with_args(self.slot().default_sync, nullptr);
+        else self.value_ = self.call_with_args(self.slot().default_sync, nullptr);
+        return true;
+      }
+      return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
+    }
+  }
+  // Reached through the descriptor's driver code: only a slot with an asynchronous default
+  // names it.
+  static bool call_default_async(Dispatch& self, step then) {
+    if constexpr (Kind::is_pipeline) {
+      self.pending_output_.emplace(pipeline_rules<Dispatch>::complete(
+          self.call_with_args(self.slot().default_async, nullptr), self));
+      self.suspend_into(pending_kind::output, then, &Dispatch::suspended_driver);
+    } else {
+      self.pending_value_.emplace(self.call_with_args(self.slot().default_async, nullptr));
+      self.suspend_into(pending_kind::value, then, &Dispatch::suspended_driver);
+    }
+    return false;
+  }
+  template <class Companion, class Input>
+  static bool call_producer(Dispatch& self, Companion& companion, Input&& input) {
+    self.check_stop();
+    using produced = decltype(companion(std::forward<Input>(input)));
+    if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      self.output_.emplace(companion(std::forward<Input>(input)));
+      return true;
+    } else {
+      self.pending_output_.emplace(to_task<output>(companion(std::forward<Input>(input))));
+      self.suspend_into(pending_kind::output, &complete, &Dispatch::suspended_driver);
+      return false;
+    }
+  }
+  static bool complete(Dispatch&) { return true; }
+};
+
+}  // namespace hookset::detail
