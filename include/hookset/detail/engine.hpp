@@ -4,6 +4,7 @@
 #include <hookset/detail/dispatch/concurrent.hpp>      // IWYU pragma: export
 #include <hookset/detail/dispatch/dispatch.hpp>        // IWYU pragma: export
 #include <hookset/detail/dispatch/driver.hpp>          // IWYU pragma: export
+#include <hookset/detail/dispatch/hook_loop.hpp>       // IWYU pragma: export
 #include <hookset/detail/dispatch/intercept.hpp>       // IWYU pragma: export
 #include <hookset/detail/dispatch/pipeline_rules.hpp>  // IWYU pragma: export
 #include <hookset/detail/dispatch/plain_loops.hpp>     // IWYU pragma: export

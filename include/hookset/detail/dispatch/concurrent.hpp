@@ -172,8 +172,8 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
       self.hook_position_ = i;
       self.hook_started_ = slot.event_started;
       slot.own_limit.cancel();
-      const hook_step step =
-          self.conclude_hook(hook, std::move(slot.error), over_own_limit(slot, hook));
+      const hook_step step = Dispatch::loop::conclude_hook(self, hook, std::move(slot.error),
+                                                           over_own_limit(slot, hook));
       if (step != hook_step::skipped) {
         // (substituted: value_ holds the output its aggregate made of the failure)
         if constexpr (!is_void)

@@ -145,6 +145,8 @@ template <class Dispatch>
 class plain_loops;
 template <class Dispatch>
 class dispatch_rules;
+template <class Dispatch>
+class hook_loop;
 struct converting_dispatch {};
 // What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
 template <class Plain>
@@ -212,6 +214,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class plain_loops<dispatch>;
   friend class dispatch_rules<dispatch>;
   using rules = dispatch_rules<dispatch>;  // (rules.hpp)
+  friend class hook_loop<dispatch>;
+  using loop = hook_loop<dispatch>;  // (hook_loop.hpp)
   // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
   // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
   // (await_suspend); the rest is the layer's.
@@ -583,173 +587,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if (list_) hold_list();
     return false;
   }
-  // The hooks from next_ on: the leading plain stretch inline, the rest out of line - one loop
-  // for every kind, the frame's (frame.ipp), through this kind's bookkept_steps.
-  HOOKSET_ALWAYS_INLINE bool run_hooks() {
-    if (!(flags_ & (hook_events | has_context))) [[likely]] {
-      const next after = run_plain_stretch();
-      if (after != next::more) return after == next::stop && rules::finish(*this);
-      if (next_ == count_) return rules::finish(*this);
-    }
-    return run_hooks_with_bookkeeping(bookkept_steps);
-  }
-  // The leading plain hooks (synchronous, no time limit, failures propagate) from next_ on, of a
-  // dispatch with no context that nobody asked for hook events: the call alone, each output
-  // taken (take_output). Stops at the end of the stretch, or after an output the chain companion
-  // breaks on (or suspends on). hooks_run (next_) counts the hook that threw.
-  HOOKSET_ALWAYS_INLINE next run_plain_stretch() {
-    const entry* const hooks = hooks_;
-    const std::size_t first = next_;
-    const std::size_t end = plain_end_;
-    if (first >= end) return next::more;
-    // Without a companion judging outputs, next_ and produced_ are written once, after the
-    // stretch (or by the handler, when a hook throws).
-    constexpr bool counts_at_end = !judges_outputs;
-    if constexpr (counts_at_end && Kind::is_fold && last_in_registers<result>) {
-      // `last` stays in registers from hook to hook; memory sees only the final one.
-      const entry* hook = hooks + first;
-      try {
-        const bool has_last = value_.has_value();
-        value_ = plain_loops<dispatch>::fold_hooks(hook, hooks + end, has_last ? *value_ : result{},
-                                                   has_last, args_, indices{});
-      } catch (...) {
-        next_ = static_cast<std::size_t>(hook - hooks) + 1;
-        throw;
-      }
-      next_ = end;
-      produced_ += end - first;
-      if constexpr (attributes_result) produced_by(hooks + end - 1);  // (first < end)
-      return next::more;
-    } else {
-      std::size_t i = first;
-      try {
-        for (; i != end; ++i) {
-          const entry& hook = hooks[i];
-          if constexpr (!counts_at_end) next_ = i + 1;
-          if constexpr (rules::collects_in_place) {
-            rules::collect_plain(*this, hook);
-            ++produced_;
-            continue;
-          }
-          call_plain(hook);
-          if constexpr (!counts_at_end) {
-            ++produced_;
-            produced_by(&hook);
-            const next after = rules::take_output(*this);
-            if (after != next::more) return after;
-          }
-        }
-      } catch (...) {
-        if constexpr (counts_at_end) next_ = i + 1;
-        throw;
-      }
-      if constexpr (counts_at_end) {
-        next_ = i;
-        produced_ += i - first;
-        if constexpr (attributes_result) produced_by(hooks + i - 1);  // (first < i)
-      }
-      return next::more;
-    }
-  }
-  HOOKSET_ALWAYS_INLINE bool continue_after(next n) {
-    switch (n) {
-      case next::more:
-        return run_hooks();
-      case next::stop:
-        return rules::finish(*this);
-      case next::suspended:
-        return false;
-    }
-    return false;
-  }
-  void call_plain(const entry& hook) {
-    const auto sync = sync_call_of<Kind>(hook);
-    if constexpr (is_void) call_with_args(sync, hook.object);
-    else if constexpr (Kind::is_fold) keep_output(call_fold(sync, hook.object, std::move(value_)));
-    else keep_output(call_with_args(sync, hook.object));
-  }
-  // A hook's output, kept aside until its fate was known, becomes the newest. A pipeline's
-  // decision is made in place: assigning one variant to another is its converting move for every
-  // pair of alternatives (1 KB of code). Any other output is assigned: a value that owns memory
-  // moves into the old one's (made in place, it cost a verdict slot 20 instructions a hook).
-  template <class Output>  // (result, as a template: it is void for some kinds)
-  void keep_output(Output&& output) {
-    if constexpr (Kind::is_pipeline) value_.emplace(std::forward<Output>(output));
-    else value_ = std::forward<Output>(output);
-  }
-  // Calls a fold hook with `last` as the erased call takes it (last_wire).
-  template <class Fn>
-  decltype(auto) call_fold(Fn fn, void* object, std::optional<result>&& last) {
-    if constexpr (last_in_registers<result>) {
-      const bool has_last = last.has_value();
-      return call_with_args(fn, object, has_last ? *last : result{}, has_last);
-    } else {
-      return call_with_args(fn, object, std::move(last));
-    }
-  }
   // The entry points of the frame's hook loop with bookkeeping and of its watched run of one
   // hook: what of them needs this kind's types (steps.hpp).
   static const hook_steps bookkept_steps;
-  // The Task of an asynchronous hook (not started: Tasks are lazy).
-  Task<result> start_async_hook(const entry& hook) {
-    const auto async = async_call_of<Kind>(hook);
-    if constexpr (Kind::is_fold) return call_fold(async, hook.object, last_for(hook));
-    else return call_with_args(async, hook.object);
-  }
-  // A hook returned (error null) or threw: what that means for the dispatch
-  // (conclude_bookkept_hook: its own time limit, a stop of the dispatch, its failure policy, its
-  // events). Here only what needs the slot's types: the output an aggregate makes of a failure,
-  // and the count of outputs with their producer. A hook that returned in a dispatch with no
-  // context and no hook events has nothing else to conclude: inline, no call.
-  hook_step conclude_hook(const entry& hook, std::exception_ptr error,
-                          bool own_limit_expired = false) {
-    hook_step step = hook_step::produced;
-    if ((flags_ & (has_context | hook_events)) || error || own_limit_expired) [[unlikely]] {
-      // A quiet hook's failure, nothing watching: it propagates as it is, with nothing to tell
-      // (and no watched code to reach).
-      if (!(flags_ & (has_context | hook_events)) && hook.quiet) std::rethrow_exception(error);
-      step = observers_.code->conclude_bookkept_hook(
-          bookkept(hook), hook_started_, error, own_limit_expired, substitutes, Kind::is_pipeline);
-      if (step == hook_step::skipped) return step;
-    }
-    count_output(hook, step, error);
-    return step;
-  }
-  // A hook's output counts, with its producer (substituted: the output made of its failure).
-  HOOKSET_ALWAYS_INLINE void count_output(const entry& hook, [[maybe_unused]] hook_step step,
-                                          [[maybe_unused]] const std::exception_ptr& error) {
-    if constexpr (substitutes)
-      if (step == hook_step::substituted)  // (a verdict slot: the lattice's failed verdict)
-        substitute_failed_output(error);
-    ++produced_;
-    produced_by(&hook);
-  }
-  // (Out of line: the rare path, whose verdict holds strings.)
-  HOOKSET_NOINLINE void substitute_failed_output(const std::exception_ptr& error) {
-    if constexpr (substitutes) value_.emplace(Kind::aggregate::failed_hook_output(error));
-  }
-  // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
-  // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.
-  std::optional<result> last_for(const entry& hook) {
-    if constexpr (Kind::is_fold) {
-      if constexpr (std::is_copy_constructible_v<result>)
-        if (hook.on_failure == FailurePolicy::fail_open) return value_;
-      return std::move(value_);
-    } else {
-      return std::nullopt;
-    }
-  }
-  bool after_hook(std::exception_ptr error, value_holder<result>&& output) {
-    const hook_step step = conclude_hook(*current_, std::move(error));
-    if (step == hook_step::skipped) return run_hooks();
-    if constexpr (!is_void) {  // (substituted: value_ holds the output made of the failure)
-      if (step != hook_step::substituted) {
-        if (output) keep_output(std::move(*output));
-        else value_.reset();
-      }
-    }
-    return continue_after(rules::take_output(*this));
-  }
 
   // ---- interceptors (intercept.hpp) --------------------------------------------------------
   // The interceptor layer (interceptor_layer): this dispatch calls its first interceptor; each

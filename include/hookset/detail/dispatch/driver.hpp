@@ -130,10 +130,10 @@ HOOKSET_ALWAYS_INLINE bool dispatch_driver<Dispatch>::take_quiet_output(
     // returns its awaitable) runs in the awaiting context.
     await_context_scope scope(awaiting);
     if (!hook.sync) {
-      pending.hold(self.start_async_hook(hook));
+      pending.hold(Dispatch::loop::start_async_hook(self, hook));
       return true;
     }
-    self.call_plain(hook);
+    Dispatch::loop::call_plain(self, hook);
   }
 }
 
@@ -145,7 +145,7 @@ bool dispatch_driver<Dispatch>::run_after_quiet_hooks(Dispatch& self, erased_tas
   bool done;
   {
     await_context_scope scope(awaiting);
-    done = self.run_hooks();
+    done = Dispatch::loop::run_hooks(self);
   }
   if (!done) pending = take_pending(self);
   return done;
@@ -168,7 +168,7 @@ bool dispatch_driver<Dispatch>::take_pending_outcome(Dispatch& self, erased_task
       failure = std::current_exception();
     }
     await_context_scope scope(awaiting);
-    done = self.after_hook(std::move(failure), std::move(produced));
+    done = Dispatch::loop::after_hook(self, std::move(failure), std::move(produced));
   } else {
     switch (self.pending_) {
       case pending_kind::value:

@@ -146,7 +146,7 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
       return self.start_snapshot();
     const hook_entry& hook = self.list_->hooks.front();
     lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
-    self.call_plain(hook);
+    Dispatch::loop::call_plain(self, hook);
     if constexpr (attributes_result) self.producer_ = &hook;
     return true;
   }

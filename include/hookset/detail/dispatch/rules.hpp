@@ -55,7 +55,7 @@ class dispatch_rules {
       if constexpr (Kind::has_aggregate) return after_head(self);  // (below)
       else return after_head_inline(self);
     } else {
-      return self.run_hooks();
+      return Dispatch::loop::run_hooks(self);
     }
   }
   // start() for a slot with no hooks: the same rules, with the hook loop left out.
@@ -80,7 +80,7 @@ class dispatch_rules {
   // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
   static bool after_head(Dispatch& self) { return after_head_inline(self); }
   HOOKSET_ALWAYS_INLINE static bool after_head_inline(Dispatch& self) {
-    return self.continue_after(take_output(self));
+    return Dispatch::loop::continue_after(self, take_output(self));
   }
   HOOKSET_ALWAYS_INLINE static next take_output(Dispatch& self) {
     if constexpr (Kind::is_pipeline) {
@@ -110,7 +110,7 @@ class dispatch_rules {
     return next::more;
   }
   static bool resume_after_verdict(Dispatch& self) {
-    return self.continue_after(after_verdict(self, self.flow_));
+    return Dispatch::loop::continue_after(self, after_verdict(self, self.flow_));
   }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.

@@ -19,13 +19,13 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
   const auto sync = sync_call_of<Kind>(hook);
   if constexpr (is_void) self.call_with_args(sync, hook.object);
   else if constexpr (Kind::is_fold)
-    self.staged_.emplace(self.call_fold(sync, hook.object, self.last_for(hook)));
+    self.staged_.emplace(loop::call_fold(self, sync, hook.object, loop::last_for(self, hook)));
   else self.staged_.emplace(self.call_with_args(sync, hook.object));
     },
     // start: a coroutine hook's Task, pending; its outcome is the driver's (after_hook).
     [](dispatch_frame& frame, const entry& hook) {
   dispatch& self = static_cast<dispatch&>(frame);
-  self.pending_value_.emplace(self.start_async_hook(hook));
+  self.pending_value_.emplace(loop::start_async_hook(self, hook));
   self.suspend_into(pending_kind::hook, nullptr, hook.record->suspended_driver);
 },
     // settle: the hook's fate - its output kept aside, made of its failure, or none.
@@ -38,15 +38,15 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
         late<result>& staged;
         ~dropped() { staged.destroy(); }
       } drop{self.staged_};
-      if (step == hook_step::produced) self.keep_output(std::move(self.staged_.get()));
+      if (step == hook_step::produced) loop::keep_output(self, std::move(self.staged_.get()));
     }
   }
-  if (step != hook_step::skipped) self.count_output(hook, step, error);
+  if (step != hook_step::skipped) loop::count_output(self, hook, step, error);
     },
     // produce: a plain hook, whose output nothing can skip: the newest at once.
     [](dispatch_frame& frame, const entry& hook) {
   dispatch& self = static_cast<dispatch&>(frame);
-  self.call_plain(hook);
+  loop::call_plain(self, hook);
   ++self.produced_;
   self.produced_by(&hook);
     },
