@@ -45,6 +45,7 @@
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/events.hpp>
 #include <hookset/detail/dispatch/frame.hpp>
+#include <hookset/detail/dispatch/holders.hpp>
 #include <hookset/detail/dispatch/hook_outcome.hpp>
 #include <hookset/detail/dispatch/options.hpp>
 #include <hookset/detail/hook_call.hpp>
@@ -57,76 +58,6 @@
 #include <hookset/format.hpp>
 
 namespace hookset::detail {
-
-struct no_value {};
-
-// Where a dispatch keeps one value of type T (nothing for void).
-template <class T>
-using value_holder = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
-
-// The instance of companion C a dispatch calls: the one configured on the set if any (called
-// as const, it is shared), else one default-constructed for this dispatch - only then.
-template <class C>
-class companion_instance {
-  struct none {};
-
- public:
-  static constexpr bool constructible = std::is_default_constructible_v<C>;
-  void bind(const std::shared_ptr<const void>& configured) noexcept {
-    configured_ = static_cast<const C*>(configured.get());
-  }
-  bool usable() const noexcept { return constructible || configured_ != nullptr; }
-
-  template <class F>
-  decltype(auto) visit(F&& f) {
-    if constexpr (!constructible) {
-      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
-    } else {
-      if constexpr (std::is_invocable_v<F, const C&>)
-        if (configured_) return std::forward<F>(f)(*configured_);
-      if (!local_) local_.emplace();
-      return std::forward<F>(f)(*local_);
-    }
-  }
-
- private:
-  const C* configured_ = nullptr;
-  [[no_unique_address]] std::conditional_t<constructible, std::optional<C>, none> local_;
-};
-template <>
-class companion_instance<void> {
- public:
-  static constexpr bool constructible = true;
-  void bind(const std::shared_ptr<const void>&) noexcept {}
-  bool usable() const noexcept { return true; }
-};
-
-// What an interceptor's Next holds: the dispatch it belongs to, and what next() starts - the
-// interceptor at `index`, or the dispatch of the hooks once past the last.
-struct next_handle {
-  void* dispatch;
-  std::size_t index;
-};
-
-// concurrent.hpp: what a concurrent dispatch's driver and its hooks' runners share.
-template <class Result>
-struct concurrent_state;
-
-// A dispatch asked which registration produced its result (`.with_attribution()`, docs/semantics.md
-// section 4): the dispatch of Kind with that flag, a type of its own. Dispatches that do not ask
-// are of Kind itself, and keep no trace of their producer.
-template <class Kind>
-struct attributing : Kind {};
-template <class Kind>
-struct plain_kind {
-  using type = Kind;
-};
-template <class Kind>
-struct plain_kind<attributing<Kind>> {
-  using type = Kind;
-};
-template <class Kind>
-inline constexpr bool is_attributing = !std::is_same_v<typename plain_kind<Kind>::type, Kind>;
 
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;
@@ -148,22 +79,6 @@ class dispatch_rules;
 template <class Dispatch>
 class hook_loop;
 struct converting_dispatch {};
-// What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
-template <class Plain>
-struct delegated_dispatch {
-  bool started = false;
-  late<Plain> plain;
-  HookId interceptor;
-  std::string name;
-};
-struct no_delegation {};  // (a type of its own: it shares its address with the other members)
-
-// A dispatch's bound arguments: its first base, at the start of the object (the hooks receive
-// their address: a pointer the caller has in a register already, not one more to keep).
-template <class... A>
-struct bound_arguments {
-  std::tuple<bound_t<A>...> args_;
-};
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
@@ -357,7 +272,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
           // snapshot needs protecting.
           // (A Pipeline with no hook runs its default alone: the general copy of the rules
           // serves it, one function fewer per kind.)
-          if constexpr (Kind::is_pipeline) return start_snapshot();
+          if constexpr (Kind::is_pipeline) return rules::start_snapshot(*this);
           else if constexpr (Kind::has_chain || Kind::has_producer)
             return rules::start_without_hooks_outlined(*this);
           else return rules::start_without_hooks(*this);
@@ -459,7 +374,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // watched parts at hand (a failure policy's warning).
   HOOKSET_NOINLINE bool start_quiet() {
     observers_.code = list_ ? list_->watched : nullptr;
-    return start_snapshot();
+    return rules::start_snapshot(*this);
   }
   // The general start: observers, options, time limits or interceptors.
   HOOKSET_NOINLINE bool start_watched() {
@@ -475,7 +390,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
           return false;
         }
       }
-      if (start_snapshot()) {
+      if (rules::start_snapshot(*this)) {
         complete(no_error);
         return true;
       }
@@ -555,37 +470,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // Who produced the newest output (null: the default), for an attributed aggregate or result.
   HOOKSET_ALWAYS_INLINE void produced_by([[maybe_unused]] const entry* hook) noexcept {
     if constexpr (tracks_producer) producer_ = hook;
-  }
-  // ---- running hooks ----------------------------------------------------------------------
-  // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
-  // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
-  // options (plain_loops::start): no observer to tell, no context to begin or end, no time limit,
-  // every failure propagates. One out-of-line copy for both.
-  HOOKSET_NOINLINE bool start_snapshot() {
-    if (list_) [[likely]] {
-      hooks_ = list_->hooks.data();
-      count_ = list_->hooks.size();
-      plain_end_ = list_->leading_plain;  // (all of them when all are plain)
-      if constexpr (Kind::has_chain) chain_.bind(list_->chain);
-      if constexpr (Kind::has_aggregate) aggregate_.bind(list_->aggregate);
-      if constexpr (Kind::has_finalize) finalize_.bind(list_->finalize);
-    } else {
-      count_ = plain_end_ = 0;
-    }
-    next_ = produced_ = 0;
-    if (!chain_.usable() || !aggregate_.usable() || !finalize_.usable()) [[unlikely]]
-      throw_companion_not_configured(slot_->name);
-    if constexpr (Kind::has_aggregate)
-      outputs_.reserve(count_ + 1);  // the vector the aggregate receives
-    // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
-    // line, never inlined into a coroutine - config.hpp.)
-    lean_sync_dispatch_scope scope;
-    if (rules::start(*this)) return true;
-    // Suspending (an asynchronous default, hook or companion): from here on the dispatch owns
-    // a reference to its snapshot, taken while the synchronous scope still protects it (it may
-    // already be parked).
-    if (list_) hold_list();
-    return false;
   }
   // The entry points of the frame's hook loop with bookkeeping and of its watched run of one
   // hook: what of them needs this kind's types (steps.hpp).

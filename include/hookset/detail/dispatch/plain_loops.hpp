@@ -61,7 +61,7 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
     if constexpr (fold_loop) return run_fold(self);
     else if constexpr (chain_loop) return run_chain(self);
     else if constexpr (singleton_call) return run_singleton(self);
-    else return self.start_snapshot();
+    else return Dispatch::rules::start_snapshot(self);
   }
 
   // Dispatch::run_if_synchronous: the dispatch of an Asio operation, run now when it cannot
@@ -133,7 +133,7 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
     // (An asynchronous default: the general loop, out of line - inlined here, its registers
     // cost the loop a frame of six saved ones.)
     if (!fold_runs(list, self.slot().default_sync)) [[unlikely]]
-      return self.start_snapshot();
+      return Dispatch::rules::start_snapshot(self);
     lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
     self.value_ = fold(list, self.slot().default_sync, self.args_);
     if constexpr (attributes_result)  // (plain hooks all produce, or the dispatch fails)
@@ -143,7 +143,7 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   // A singleton_call slot whose hook is plain: the call.
   HOOKSET_NOINLINE static bool run_singleton(Dispatch& self) {
     if (self.list_->hooks.size() != 1) [[unlikely]]
-      return self.start_snapshot();
+      return Dispatch::rules::start_snapshot(self);
     const hook_entry& hook = self.list_->hooks.front();
     lean_sync_dispatch_scope scope;  // the hook may change the set: keep this snapshot alive
     Dispatch::loop::call_plain(self, hook);
@@ -152,12 +152,12 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   }
   HOOKSET_NOINLINE static bool run_chain(Dispatch& self) {
     if (!self.slot().default_sync) [[unlikely]]
-      return self.start_snapshot();  // (as run_fold)
+      return Dispatch::rules::start_snapshot(self);  // (as run_fold)
     self.chain_.bind(self.list_->chain);
     return self.chain_.visit([&](auto& chain) {
       using verdict = decltype(chain(std::declval<const result&>()));
       if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
-        return self.start_snapshot();  // an asynchronous judge: the general path
+        return Dispatch::rules::start_snapshot(self);  // an asynchronous judge: the general path
       } else {
         lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
         result last = self.call_with_args(self.slot().default_sync, nullptr);

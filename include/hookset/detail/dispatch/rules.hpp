@@ -49,6 +49,36 @@ class dispatch_rules {
   static constexpr auto broke = Dispatch::broke;
 
  public:
+  // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
+  // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
+  // options (plain_loops::start): no observer to tell, no context to begin or end, no time limit,
+  // every failure propagates. One out-of-line copy for both.
+  HOOKSET_NOINLINE static bool start_snapshot(Dispatch& self) {
+    if (self.list_) [[likely]] {
+      self.hooks_ = self.list_->hooks.data();
+      self.count_ = self.list_->hooks.size();
+      self.plain_end_ = self.list_->leading_plain;  // (all of them when all are plain)
+      if constexpr (Kind::has_chain) self.chain_.bind(self.list_->chain);
+      if constexpr (Kind::has_aggregate) self.aggregate_.bind(self.list_->aggregate);
+      if constexpr (Kind::has_finalize) self.finalize_.bind(self.list_->finalize);
+    } else {
+      self.count_ = self.plain_end_ = 0;
+    }
+    self.next_ = self.produced_ = 0;
+    if (!self.chain_.usable() || !self.aggregate_.usable() || !self.finalize_.usable()) [[unlikely]]
+      throw_companion_not_configured(self.slot_->name);
+    if constexpr (Kind::has_aggregate)
+      self.outputs_.reserve(self.count_ + 1);  // the vector the aggregate receives
+    // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
+    // line, never inlined into a coroutine - config.hpp.)
+    lean_sync_dispatch_scope scope;
+    if (start(self)) return true;
+    // Suspending (an asynchronous default, hook or companion): from here on the dispatch owns
+    // a reference to its snapshot, taken while the synchronous scope still protects it (it may
+    // already be parked).
+    if (self.list_) self.hold_list();
+    return false;
+  }
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
     if constexpr (Kind::is_always) {
       if (!call_default(self, &after_head)) return false;

@@ -1,0 +1,103 @@
+#pragma once
+// What a dispatch of a slot kind holds besides its frame (frame.hpp): its bound arguments, a
+// value, the instance of each companion it calls - and the attributing kind, the same kind
+// asked which registration produced the result.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <hookset/coro/manual_lifetime.hpp>
+#include <hookset/detail/call_traits.hpp>
+#include <hookset/hook_id.hpp>
+
+namespace hookset::detail {
+
+struct no_value {};
+
+// Where a dispatch keeps one value of type T (nothing for void).
+template <class T>
+using value_holder = std::conditional_t<std::is_void_v<T>, no_value, std::optional<T>>;
+
+// The instance of companion C a dispatch calls: the one configured on the set if any (called
+// as const, it is shared), else one default-constructed for this dispatch - only then.
+template <class C>
+class companion_instance {
+  struct none {};
+
+ public:
+  static constexpr bool constructible = std::is_default_constructible_v<C>;
+  void bind(const std::shared_ptr<const void>& configured) noexcept {
+    configured_ = static_cast<const C*>(configured.get());
+  }
+  bool usable() const noexcept { return constructible || configured_ != nullptr; }
+
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    if constexpr (!constructible) {
+      return std::forward<F>(f)(*configured_);  // usable() was checked when the dispatch began
+    } else {
+      if constexpr (std::is_invocable_v<F, const C&>)
+        if (configured_) return std::forward<F>(f)(*configured_);
+      if (!local_) local_.emplace();
+      return std::forward<F>(f)(*local_);
+    }
+  }
+
+ private:
+  const C* configured_ = nullptr;
+  [[no_unique_address]] std::conditional_t<constructible, std::optional<C>, none> local_;
+};
+template <>
+class companion_instance<void> {
+ public:
+  static constexpr bool constructible = true;
+  void bind(const std::shared_ptr<const void>&) noexcept {}
+  bool usable() const noexcept { return true; }
+};
+
+// What an interceptor's Next holds: the dispatch it belongs to, and what next() starts - the
+// interceptor at `index`, or the dispatch of the hooks once past the last.
+struct next_handle {
+  void* dispatch;
+  std::size_t index;
+};
+
+// A dispatch asked which registration produced its result (`.with_attribution()`, docs/semantics.md
+// section 4): the dispatch of Kind with that flag, a type of its own. Dispatches that do not ask
+// are of Kind itself, and keep no trace of their producer.
+template <class Kind>
+struct attributing : Kind {};
+template <class Kind>
+struct plain_kind {
+  using type = Kind;
+};
+template <class Kind>
+struct plain_kind<attributing<Kind>> {
+  using type = Kind;
+};
+template <class Kind>
+inline constexpr bool is_attributing = !std::is_same_v<typename plain_kind<Kind>::type, Kind>;
+
+// What an attributing dispatch whose slot has interceptors runs instead (start_delegated).
+template <class Plain>
+struct delegated_dispatch {
+  bool started = false;
+  late<Plain> plain;
+  HookId interceptor;
+  std::string name;
+};
+struct no_delegation {};  // (a type of its own: it shares its address with the other members)
+
+// A dispatch's bound arguments: its first base, at the start of the object (the hooks receive
+// their address: a pointer the caller has in a register already, not one more to keep).
+template <class... A>
+struct bound_arguments {
+  std::tuple<bound_t<A>...> args_;
+};
+
+}  // namespace hookset::detail
