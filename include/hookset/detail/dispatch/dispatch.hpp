@@ -1,26 +1,37 @@
 #pragma once
 // The dispatch engine: the awaitable `HookSet::call<S>(args...)` returns (detail/engine.hpp
-// includes it with the files that define the rest of its member functions).
+// includes it with the layers that run it).
 //
 // One engine serves every mode x companion combination, instantiated per slot kind
 // (result, parameters, mode, companions), never per slot: a slot contributes only its
 // descriptor (name, default, failure policy) at run time.
 //
-// The rules (start, take_output, finish) are rules.hpp's. How they run: every step returns true
-// when the dispatch is complete and false when it left an awaitable pending (an asynchronous
-// default, hook or companion), naming in `resume_` the step that takes its value. await_ready()
-// runs the steps synchronously
-// - the whole dispatch when nothing suspends: no frame, no allocation, no suspension - and a
-// dispatch that must wait suspends into a small driver coroutine (driver.hpp) that awaits the
-// pending awaitable - at one place, whatever it is - takes its outcome and calls `resume_`,
-// until done. The synchronous run and the
-// driver call the very same steps: no rule exists twice.
+// This class is the awaitable: it reads the run-time facts once, when the dispatch starts
+// (start_now: nobody watching and every hook plain, quiet, watched, intercepted), and holds the
+// state. What runs it are layers over it, each a class of its own and a friend of it:
+//   frame.hpp           the state that names no type of the slot (a base), and the loop with
+//                       bookkeeping over erased steps (steps.hpp), compiled once
+//   rules.hpp           start / take_output / finish: what the default, the outputs and the
+//                       companions mean; pipeline_rules.hpp: a Pipeline's decisions
+//   hook_loop.hpp       the hooks from next_ on: the plain stretch inline, the rest in the
+//                       frame's loop; plain_loops.hpp: the hand-written loops of the plain policy
+//   driver.hpp          a dispatch that had to wait; concurrent.hpp: the concurrent window
+//   intercept.hpp       the interceptors around the dispatch
+//   options.hpp         the options of a dispatch not started (a face)
+//
+// Every step returns true when the dispatch is complete and false when it left an awaitable
+// pending (an asynchronous default, hook or companion), naming in `resume_` the step that takes
+// its value. await_ready() runs the steps synchronously - the whole dispatch when nothing
+// suspends: no frame, no allocation, no suspension - and a dispatch that must wait suspends into
+// a small driver coroutine that awaits the pending awaitable - at one place, whatever it is -
+// takes its outcome and calls `resume_`, until done. The synchronous run and the driver call
+// the very same steps: no rule exists twice.
 
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -29,38 +40,23 @@
 #include <vector>
 
 #include <hookset/attributed.hpp>
-#include <hookset/call_options.hpp>
 #include <hookset/companions.hpp>
 #include <hookset/coro/await_context.hpp>
 #include <hookset/coro/awaitable_traits.hpp>
 #include <hookset/coro/config.hpp>
-#include <hookset/coro/executor.hpp>
 #include <hookset/coro/manual_lifetime.hpp>
-#include <hookset/coro/stop_token.hpp>
 #include <hookset/coro/sync_wait.hpp>
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
-#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/diagnostics.hpp>
-#include <hookset/detail/dispatch/context.hpp>
-#include <hookset/detail/dispatch/events.hpp>
 #include <hookset/detail/dispatch/frame.hpp>
 #include <hookset/detail/dispatch/holders.hpp>
-#include <hookset/detail/dispatch/hook_outcome.hpp>
 #include <hookset/detail/dispatch/options.hpp>
-#include <hookset/detail/hook_call.hpp>
-#include <hookset/detail/hook_clock.hpp>
 #include <hookset/detail/hook_list.hpp>
-#include <hookset/detail/observer_types.hpp>
 #include <hookset/detail/slot_traits.hpp>
-#include <hookset/detail/type_name.hpp>
-#include <hookset/errors.hpp>
-#include <hookset/format.hpp>
 
 namespace hookset::detail {
 
-template <class Kind, class Params = typename Kind::parameters>
-class dispatch;
 // The layers over a dispatch, each a friend of it: its driver (driver.hpp), its concurrent
 // runner (concurrent.hpp), its interceptors (intercept.hpp), a Pipeline's rules
 // (pipeline_rules.hpp).
@@ -78,7 +74,8 @@ template <class Dispatch>
 class dispatch_rules;
 template <class Dispatch>
 class hook_loop;
-struct converting_dispatch {};
+template <class Dispatch>
+class attribution;
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
@@ -130,7 +127,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class dispatch_rules<dispatch>;
   using rules = dispatch_rules<dispatch>;  // (rules.hpp)
   friend class hook_loop<dispatch>;
-  using loop = hook_loop<dispatch>;  // (hook_loop.hpp)
+  friend class attribution<dispatch>;  // (attribution.hpp)
+  using loop = hook_loop<dispatch>;    // (hook_loop.hpp)
   // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
   // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
   // (await_suspend); the rest is the layer's.
@@ -183,26 +181,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       if (delegation_.started) delegation_.plain.destroy();
     if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
       release();
-  }
-
-  // ---- options (before the dispatch starts): options.hpp; and attribution --------------------
-
-  // This dispatch, its result attributed to the registration that produced it: an awaitable
-  // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
-  // options (options.hpp) combine with it before or after.
-  auto with_attribution() && requires(!attributes_result) {
-    if constexpr (is_void) {
-      [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
-      return ill_formed_slot_dispatch<void>{};
-    } else if constexpr (Kind::has_aggregate) {
-      [[maybe_unused]] constexpr bool reported = report_attributed_aggregate<Kind>();
-      return ill_formed_slot_dispatch<Attributed<output>>{};
-    } else if constexpr (Kind::is_pipeline) {
-      [[maybe_unused]] constexpr bool reported = report_attributed_pipeline<Kind>();
-      return ill_formed_slot_dispatch<Attributed<output>>{};
-    } else {
-      return dispatch<attributing<Kind>>(converting_dispatch{}, std::move(*this));
-    }
   }
 
   // ---- as an asynchronous operation (with <hookset/asio.hpp>) --------------------------------
@@ -259,7 +237,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       if (list_) {
         // Interceptors have the last word (start_delegated). Else the snapshot is held to the
         // end: await_resume reads the producer's registration, which a hook may have removed.
-        if (list_->any_interceptor()) return start_delegated();
+        if (list_->any_interceptor()) return attribution<dispatch>::start_delegated(*this);
         hold_list();
       }
     }
@@ -328,7 +306,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
 
   HOOKSET_ALWAYS_INLINE result_type await_resume() {
     if constexpr (attributes_result) {
-      return resume_attributed();
+      return attribution<dispatch>::resume(*this);
     } else {
       if (flags_ & driving) [[unlikely]] {
         if (interceptors::awaited_directly(*this)) [[unlikely]]
@@ -341,34 +319,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  private:
-  // ---- attribution (attributing<Kind>) ------------------------------------------------------
-
-  // The result, with the registration that produced value_ (the finalizer's input, with
-  // Finalize): producer_, held with the snapshot (await_ready); null for the default.
-  result_type resume_attributed() {
-    if (delegation_.started)
-      return {delegation_.plain.get().await_resume(), delegation_.interceptor,
-              std::move(delegation_.name)};
-    if (flags_ & driving) get_awaiter(std::move(driver_.get())).await_resume();
-    output& produced = [&]() -> output& {
-      if constexpr (Kind::has_producer) return *output_;
-      else return *value_;
-    }();
-    if (!producer_) return {std::move(produced), HookId{}, std::string()};
-    return {std::move(produced), producer_->id(), producer_->record->name};
-  }
-  // An attributing dispatch of a slot with interceptors: they run in a dispatch of the plain
-  // kind (the one their Next<S> knows), and its result, the outermost interceptor's (it has the
-  // last word, section 21), is attributed to that interceptor.
-  HOOKSET_NOINLINE bool start_delegated() {
-    const entry& outermost = list_->interceptors.front();
-    delegation_.interceptor = outermost.id();
-    delegation_.name = outermost.record->name;
-    delegation_.plain.emplace(converting_dispatch{}, std::move(*this));
-    delegation_.started = true;
-    return delegation_.plain.get().await_ready();
-  }
-
   // Nothing to tell, nothing to stop, no interceptor, yet not every hook plain (coroutine
   // hooks, failure policies) or companions configured: the rules, with the code of the hooks'
   // watched parts at hand (a failure policy's warning).

@@ -17,6 +17,12 @@
 
 namespace hookset::detail {
 
+template <class Kind, class Params = typename Kind::parameters>
+class dispatch;  // (dispatch.hpp)
+// The tag of a dispatch's constructor from the same dispatch, not started, of the kind with or
+// without attribution (with_attribution, start_delegated).
+struct converting_dispatch {};
+
 struct no_value {};
 
 // Where a dispatch keeps one value of type T (nothing for void).

@@ -1,23 +1,31 @@
 #pragma once
 // The options of a dispatch that has not started (dispatch.hpp derives from this face): a stop
 // token, a deadline or timeout, an executor, what to keep alive, a watch on its outputs, the
-// context an adapter lends it. They only fill the dispatch's context - the engine reads them
-// once, when the dispatch starts - so they are a face of their own, not part of the engine.
+// context an adapter lends it, and the attribution of its result. They only fill the dispatch's
+// context - the engine reads them once, when the dispatch starts - so they are a face of their own,
+// not part of the engine.
 
 #include <chrono>
 #include <memory>
 #include <type_traits>
 #include <utility>
 
+#include <hookset/attributed.hpp>
 #include <hookset/call_options.hpp>
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/holders.hpp>
 
 namespace hookset::detail {
 
-template <class Dispatch>  // (the dispatch, which grants this face its friendship)
-class dispatch_options {
+template <class Dispatch>
+class dispatch_options;
+template <class Kind, class Params>  // (the dispatch grants this face its friendship)
+class dispatch_options<dispatch<Kind, Params>> {
+  using Dispatch = dispatch<Kind, Params>;
+
  public:
   // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
   Dispatch&& with(CallOptions options) && {
@@ -63,6 +71,25 @@ class dispatch_options {
                   "hookset: only a slot whose Aggregate takes attributed outputs "
                   "(a verdict slot) reports its outputs as they are made");
     self().context().watch(&watch);
+  }
+
+  // This dispatch, its result attributed to the registration that produced it: an awaitable
+  // of Attributed<output> (docs/semantics.md, section 4). Fold, chain and Singleton slots; the
+  // options above combine with it before or after.
+  auto with_attribution() && requires(!is_attributing<Kind>) {
+    using output = typename Kind::output;
+    if constexpr (Kind::is_void) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_void<Kind>();  // our error first
+      return ill_formed_slot_dispatch<void>{};
+    } else if constexpr (Kind::has_aggregate) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_aggregate<Kind>();
+      return ill_formed_slot_dispatch<Attributed<output>>{};
+    } else if constexpr (Kind::is_pipeline) {
+      [[maybe_unused]] constexpr bool reported = report_attributed_pipeline<Kind>();
+      return ill_formed_slot_dispatch<Attributed<output>>{};
+    } else {
+      return dispatch<attributing<Kind>>(converting_dispatch{}, std::move(self()));
+    }
   }
 
   // The options given so far (creating empty ones), for adapters that add their own.
