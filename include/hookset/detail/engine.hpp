@@ -11,3 +11,4 @@
 #include <hookset/detail/dispatch/plain_loops.hpp>     // IWYU pragma: export
 #include <hookset/detail/dispatch/rules.hpp>           // IWYU pragma: export
 #include <hookset/detail/dispatch/steps.hpp>           // IWYU pragma: export
+#include <hookset/detail/dispatch/watched.hpp>         // IWYU pragma: export

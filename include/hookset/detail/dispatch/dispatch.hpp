@@ -76,6 +76,8 @@ template <class Dispatch>
 class hook_loop;
 template <class Dispatch>
 class attribution;
+template <class Dispatch>
+class watched_policy;
 
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
@@ -127,8 +129,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class dispatch_rules<dispatch>;
   using rules = dispatch_rules<dispatch>;  // (rules.hpp)
   friend class hook_loop<dispatch>;
-  friend class attribution<dispatch>;  // (attribution.hpp)
-  using loop = hook_loop<dispatch>;    // (hook_loop.hpp)
+  friend class attribution<dispatch>;     // (attribution.hpp)
+  friend class watched_policy<dispatch>;  // (watched.hpp)
+  using loop = hook_loop<dispatch>;       // (hook_loop.hpp)
   // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
   // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
   // (await_suspend); the rest is the layer's.
@@ -259,9 +262,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         if constexpr (!attributes_result)
           if (list_->any_interceptor()) return interceptors::code_of(*list_).start(*this);
       }
-      if (!list_ || !list_->needs_watching()) return start_quiet();
+      if (!list_ || !list_->needs_watching()) return watched_policy<dispatch>::start_quiet(*this);
     }
-    return start_watched();
+    return watched_policy<dispatch>::start(*this);
   }
 
  public:
@@ -319,45 +322,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  private:
-  // Nothing to tell, nothing to stop, no interceptor, yet not every hook plain (coroutine
-  // hooks, failure policies) or companions configured: the rules, with the code of the hooks'
-  // watched parts at hand (a failure policy's warning).
-  HOOKSET_NOINLINE bool start_quiet() {
-    observers_.code = list_ ? list_->watched : nullptr;
-    return rules::start_snapshot(*this);
-  }
-  // The general start: observers, options, time limits or interceptors.
-  HOOKSET_NOINLINE bool start_watched() {
-    begin_watching();  // (frame.hpp: tells its own failure)
-    try {
-      if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
-        if (list_ && list_->any_interceptor() && !intercepted_by()) [[unlikely]] {
-          if (interceptors::code_of(*list_).start_in_context(*this)) {
-            complete(no_error);
-            return true;
-          }
-          if (flags_ & has_context) context_->arm_deadline();
-          return false;
-        }
-      }
-      if (rules::start_snapshot(*this)) {
-        complete(no_error);
-        return true;
-      }
-      if (flags_ & has_context) context_->arm_deadline();
-      return false;
-    } catch (...) {
-      complete(std::current_exception());
-      throw;
-    }
-  }
-
-  // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
-  HOOKSET_ALWAYS_INLINE void complete(const std::exception_ptr& error) noexcept {
-    if (flags_ & (has_context | observed)) [[unlikely]]
-      end_watching(error, &report_result);  // (the frame's: one copy for every kind)
-  }
-
   // A keyed slot's dispatch: list_ becomes the list of its key - a list filtered for the key
   // is held by this dispatch alone (holds_list).
   void take_list_for_key() {
@@ -367,23 +331,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if (owned) flags_ |= holds_list;
   }
 
-  // The dispatch's result, for observers that asked for values (events.hpp).
-  static void report_result(dispatch_frame& frame) noexcept {
-    dispatch& self = static_cast<dispatch&>(frame);
-    if constexpr (Kind::has_producer) {
-      if (self.output_)
-        self.observers_.template tell_result<Kind::is_pipeline>(self.slot_->name, *self.output_);
-    } else if constexpr (!std::is_void_v<output>) {
-      if (self.value_)
-        self.observers_.template tell_result<Kind::is_pipeline>(self.slot_->name, *self.value_);
-    }
-  }
-
   // Out of line: the cold path of the destructor. (Inlined into a caller that destroys a
   // moved-from dispatch - hookset::asio's initiation - GCC 12 at -O2 cannot tell that the
   // flags rule out a pending awaitable and warns it "may be used uninitialized".)
   HOOKSET_NOINLINE void release() noexcept {
-    if ((flags_ & suspended) && !(flags_ & driving)) destroy_pending();  // awaited no further
+    if ((flags_ & suspended) && !(flags_ & driving))
+      dispatch_driver<dispatch>::destroy_pending(*this);  // awaited no further
     if (flags_ & driving) {
       if (interceptors::awaited_directly(*this)) pending_intercepted_.destroy();
       else driver_.destroy();
@@ -434,26 +387,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   using next_call = typename interceptors::next_call;
 
  private:
-  void destroy_pending() noexcept {
-    switch (pending_) {
-      case pending_kind::value:
-      case pending_kind::hook:
-        pending_value_.destroy();
-        break;
-      case pending_kind::flow:
-        if constexpr (Kind::has_chain) pending_flow_.destroy();
-        break;
-      case pending_kind::output:
-        if constexpr (Kind::has_producer) pending_output_.destroy();
-        break;
-      case pending_kind::concurrent:
-        break;
-      case pending_kind::intercepted:
-        pending_intercepted_.destroy();
-        break;
-    }
-  }
-
   // ---- data ---------------------------------------------------------------------------------
   // (The inputs are the first base, the state that does not depend on the slot's types the
   // second: frame.hpp.) Written on every dispatch: value_'s flag. The rest is written only on

@@ -26,6 +26,26 @@ class dispatch_driver {
 
  public:
   static Task<void> drive(Dispatch* self);
+  // The pending awaitable of a dispatch destroyed before its driver took it (awaited no further).
+  static void destroy_pending(Dispatch& self) noexcept {
+    switch (self.pending_) {
+      case pending_kind::value:
+      case pending_kind::hook:
+        self.pending_value_.destroy();
+        break;
+      case pending_kind::flow:
+        if constexpr (Kind::has_chain) self.pending_flow_.destroy();
+        break;
+      case pending_kind::output:
+        if constexpr (Kind::has_producer) self.pending_output_.destroy();
+        break;
+      case pending_kind::concurrent:
+        break;
+      case pending_kind::intercepted:
+        self.pending_intercepted_.destroy();
+        break;
+    }
+  }
 
  private:
   static erased_task take_pending(Dispatch& self);
@@ -78,10 +98,10 @@ inline Task<void> dispatch_driver<Dispatch>::drive(Dispatch* self) {
       if (context) context->arm_deadline();
     }
   } catch (...) {
-    self->complete(std::current_exception());
+    watched_policy<Dispatch>::complete(*self, std::current_exception());
     throw;
   }
-  self->complete(Dispatch::no_error);
+  watched_policy<Dispatch>::complete(*self, Dispatch::no_error);
 }
 
 // What the steps left pending, handed over to the driver.

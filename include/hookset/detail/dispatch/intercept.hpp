@@ -54,7 +54,7 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
   // no interceptor for a slot kind does not contain them.
   struct code {
     bool (*start)(Dispatch& self);             // nobody watching, no options
-    bool (*start_in_context)(Dispatch& self);  // watched (start_watched)
+    bool (*start_in_context)(Dispatch& self);  // watched (watched_policy::start)
   };
   static const code entry_points;
   // The snapshot's entry points (it has interceptors).
@@ -90,7 +90,8 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
                                    self.hook_started_)
                 : invoke_interceptor(self, 0, self.args_, store, self.pending_intercepted_))
       return true;
-    self.hold_list();  // suspending: as start_watched (taken while the scope still protects it)
+    self.hold_list();  // suspending: as watched_policy::start (taken while the scope still protects
+                       // it)
     self.pending_ = Dispatch::pending_kind::intercepted;
     // (For the driver, which stored the output: nothing is left to do. await_suspend may await
     // the Task itself.)
@@ -226,7 +227,7 @@ bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_as_rest(Dispatc
   self.context_->continue_intercepted(&link);
   // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
   if (outer.flags_ & Dispatch::has_context) self.context_->watch(outer.context_->watch());
-  return self.start_watched();
+  return watched_policy<Dispatch>::start(self);
 }
 
 template <class Kind, class... A>
