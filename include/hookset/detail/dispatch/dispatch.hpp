@@ -57,28 +57,6 @@
 
 namespace hookset::detail {
 
-// The layers over a dispatch, each a friend of it: its driver (driver.hpp), its concurrent
-// runner (concurrent.hpp), its interceptors (intercept.hpp), a Pipeline's rules
-// (pipeline_rules.hpp).
-template <class Dispatch>
-class dispatch_driver;
-template <class Dispatch>
-class concurrent_runner;
-template <class Dispatch>
-struct interceptor_layer;
-template <class Dispatch>
-class pipeline_rules;
-template <class Dispatch>
-class plain_loops;
-template <class Dispatch>
-class dispatch_rules;
-template <class Dispatch>
-class hook_loop;
-template <class Dispatch>
-class attribution;
-template <class Dispatch>
-class watched_policy;
-
 template <class Kind, class... A>
 class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     : bound_arguments<A...>,
@@ -201,18 +179,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
 
   // ---- code reached through pointers -------------------------------------------------------
 
-  // What runs a dispatch on after it suspended: its driver (await_suspend) and the wait of a
-  // synchronous caller (hookset::sync_wait). Every suspension leaves a pointer to it
-  // (suspend_into), taken from what suspends: the record of a coroutine hook or of an
-  // interceptor, the slot's descriptor (an asynchronous default), or - a companion or the
-  // concurrent hooks, which this kind may suspend on - this table itself. Only those name it, so
-  // a file whose dispatches cannot suspend does not contain this code.
-  struct driver_code {
-    Task<void> (*drive)(dispatch* self);
-    result_type (*wait)(dispatch& self);
-    // Starts the asynchronous default (call_default_async), `then` the step that takes it.
-    bool (*call_default)(dispatch& self, step then);
-  };
+  // What runs a dispatch on after it suspended (driver.hpp): every suspension leaves a pointer
+  // to it, so a file whose dispatches cannot suspend does not contain that code.
+  struct driver_code;
   static const driver_code suspended_driver;
   // (The interceptor layer's entry points are reached the same way, through the pointer an
   // interceptor's registration leaves in the snapshot: interceptor_layer::entry_points.)
@@ -268,13 +237,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  public:
-  // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now when it cannot suspend
-  // and has nothing to stop or report - nobody watching, no options, no interceptor, every hook
-  // plain, a synchronous default (and chain companion) - and returns true, its result for
-  // await_resume. An operation with nothing to cancel needs no context and no coroutine frame.
-  // Otherwise starts nothing and returns false (the operation then runs it under its own
-  // context, from await_ready). (The kinds of the lean loops, fold and chain; keyed slots and
-  // the others take the operation's general path.)
+  // For an Asio operation (<hookset/asio.hpp>): runs the dispatch now, and returns true, when it
+  // cannot suspend and has nothing to stop or report (plain_loops.hpp); else starts nothing.
   bool run_if_synchronous() { return plain_loops<dispatch>::run_if_synchronous(*this); }
 
   // Hands over to the driver exactly as awaiting a Task would (same return form, so the same
@@ -426,19 +390,5 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // An intercepted dispatch: its first interceptor's Task while nothing awaits it yet.
   late<Task<output>> pending_intercepted_;
 };
-
-// The driver code a registration for S names: that of S's kind when the registered callable may
-// suspend a dispatch (a coroutine), else none.
-template <class S, bool Suspends>
-constexpr const void* suspended_driver_for() noexcept {
-  if constexpr (Suspends) return &dispatch<kind_of<S>>::suspended_driver;
-  else return nullptr;
-}
-
-// The interceptor layer an interceptor's registration for S names (the code of S's kind).
-template <class S>
-constexpr const void* interceptor_code_for() noexcept {
-  return &interceptor_layer<dispatch<kind_of<S>>>::entry_points;
-}
 
 }  // namespace hookset::detail

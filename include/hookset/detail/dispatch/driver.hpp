@@ -57,6 +57,28 @@ class dispatch_driver {
                                    const await_context* awaiting);
 };
 
+// What runs a dispatch on after it suspended: its driver (await_suspend) and the wait of a
+// synchronous caller (hookset::sync_wait). Every suspension leaves a pointer to it
+// (suspend_into), taken from what suspends: the record of a coroutine hook or of an
+// interceptor, the slot's descriptor (an asynchronous default), or - a companion or the
+// concurrent hooks, which this kind may suspend on - this table itself. Only those name it, so
+// a file whose dispatches cannot suspend does not contain this code.
+template <class Kind, class... A>
+struct dispatch<Kind, mp::mp_list<A...>>::driver_code {
+  Task<void> (*drive)(dispatch* self);
+  result_type (*wait)(dispatch& self);
+  // Starts the asynchronous default (call_default_async), `then` the step that takes it.
+  bool (*call_default)(dispatch& self, step then);
+};
+
+// The driver code a registration for S names: that of S's kind when the registered callable may
+// suspend a dispatch (a coroutine), else none.
+template <class S, bool Suspends>
+constexpr const void* suspended_driver_for() noexcept {
+  if constexpr (Suspends) return &dispatch<kind_of<S>>::suspended_driver;
+  else return nullptr;
+}
+
 template <class Kind, class... A>
 const typename dispatch<Kind, mp::mp_list<A...>>::driver_code
     dispatch<Kind, mp::mp_list<A...>>::suspended_driver{

@@ -19,6 +19,27 @@ namespace hookset::detail {
 
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;  // (dispatch.hpp)
+// The layers over a dispatch, each a class of its own and a friend of it (dispatch.hpp's header
+// comment maps them).
+template <class Dispatch>
+class dispatch_driver;
+template <class Dispatch>
+class concurrent_runner;
+template <class Dispatch>
+struct interceptor_layer;
+template <class Dispatch>
+class pipeline_rules;
+template <class Dispatch>
+class plain_loops;
+template <class Dispatch>
+class dispatch_rules;
+template <class Dispatch>
+class hook_loop;
+template <class Dispatch>
+class attribution;
+template <class Dispatch>
+class watched_policy;
+
 // The tag of a dispatch's constructor from the same dispatch, not started, of the kind with or
 // without attribution (with_attribution, start_delegated).
 struct converting_dispatch {};

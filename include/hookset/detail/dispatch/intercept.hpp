@@ -374,4 +374,10 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
   late<intercept_link> link_;  // rest: what rest_ shares with the intercepted dispatch
 };
 
+// The interceptor layer an interceptor's registration for S names (the code of S's kind).
+template <class S>
+constexpr const void* interceptor_code_for() noexcept {
+  return &interceptor_layer<dispatch<kind_of<S>>>::entry_points;
+}
+
 }  // namespace hookset::detail
