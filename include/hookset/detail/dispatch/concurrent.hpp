@@ -289,7 +289,7 @@ void concurrent_runner<Dispatch>::start_hook(Dispatch& self, concurrent_state<re
   slot.started = std::chrono::steady_clock::now();
   if (self.flags_ & hook_events)
     slot.event_started = self.observers_.hook_begin(self.slot_->name, hook, i);
-  // (A hook with a time limit runs in a dispatch with a context: start_watched makes one.)
+  // (A hook with a time limit runs in a dispatch with a context: watched_policy::start makes one.)
   if (hook.record->timeout)
     self.context_->arm_timer(slot.own_limit, slot.started + *hook.record->timeout, slot.stop);
   {

@@ -66,7 +66,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   using kind = Kind;
   using result = typename Kind::result;
   using output = typename Kind::output;
-  using list_type = hook_list;
   using entry = hook_entry;
   using descriptor = slot_descriptor<typename plain_kind<Kind>::type>;
   using indices = std::index_sequence_for<A...>;
@@ -93,27 +92,26 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   static constexpr bool substitutes = substitutes_failures<Kind>;
   using collected = std::conditional_t<attributed, Attributed<result>, result>;
 
-  // What the step after an output does (frame.hpp).
-  using next = progress;
+  // A step of the rules that a suspension resumes (resume_).
   using step = bool (*)(dispatch& self);
 
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
+  // The layers that run it (the header comment maps them), each a friend. The dispatch calls the
+  // first interceptor through the snapshot's pointer (start_now, watched_policy::start) and
+  // awaits that one's Task itself (await_suspend); the rest is the interceptor layer's.
   friend class dispatch_options<dispatch>;
+  friend class dispatch_rules<dispatch>;
+  friend class hook_loop<dispatch>;
+  friend class plain_loops<dispatch>;
+  friend class pipeline_rules<dispatch>;
+  friend class watched_policy<dispatch>;
   friend class dispatch_driver<dispatch>;
   friend class concurrent_runner<dispatch>;
-  friend class pipeline_rules<dispatch>;
-  friend class plain_loops<dispatch>;
-  friend class dispatch_rules<dispatch>;
-  using rules = dispatch_rules<dispatch>;  // (rules.hpp)
-  friend class hook_loop<dispatch>;
-  friend class attribution<dispatch>;     // (attribution.hpp)
-  friend class watched_policy<dispatch>;  // (watched.hpp)
-  using loop = hook_loop<dispatch>;       // (hook_loop.hpp)
-  // What runs its interceptors (intercept.hpp): the dispatch calls its first one through the
-  // snapshot's pointer (start_now, start_watched) and awaits that one's Task itself
-  // (await_suspend); the rest is the layer's.
   friend struct interceptor_layer<dispatch>;
+  friend class attribution<dispatch>;
+  using rules = dispatch_rules<dispatch>;
+  using loop = hook_loop<dispatch>;
   using interceptors = interceptor_layer<dispatch>;
 
  public:

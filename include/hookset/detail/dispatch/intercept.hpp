@@ -8,9 +8,9 @@
 // (or, the first one's, by await_suspend, or by the driver when there is something to report
 // or stop). Observers that want hook events see each interceptor's run.
 //
-// Why a class of its own: the dispatch's class is the rules and the hook loops, and a feature a
+// Why a class of its own: the dispatch's class is the awaitable and its state, and each feature a
 // layer over it. Of this one the dispatch keeps what its own code does - it calls the entry
-// points through the snapshot's pointer (start_now, start_watched) and awaits the first
+// points through the snapshot's pointer (start_now, watched_policy::start) and awaits the first
 // interceptor's Task itself (await_suspend) - and the layer is the rest: a friend of the
 // dispatch, whose functions are static and take it as `self` (the same calls as members, the
 // same code).

@@ -49,10 +49,10 @@ class dispatch_rules {
   static constexpr auto broke = Dispatch::broke;
 
  public:
-  // The rules over the snapshot (list_; null: no hook) - for start_watched, after its bookkeeping
-  // began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched and without
-  // options (plain_loops::start): no observer to tell, no context to begin or end, no time limit,
-  // every failure propagates. One out-of-line copy for both.
+  // The rules over the snapshot (list_; null: no hook) - for watched_policy::start, after its
+  // bookkeeping began, and for a dispatch whose hooks are all plain (hook_entry::plain), unwatched
+  // and without options (plain_loops::start): no observer to tell, no context to begin or end, no
+  // time limit, every failure propagates. One out-of-line copy for both.
   HOOKSET_NOINLINE static bool start_snapshot(Dispatch& self) {
     if (self.list_) [[likely]] {
       self.hooks_ = self.list_->hooks.data();

@@ -61,7 +61,7 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
     }(),
     [](dispatch_frame& frame) { return rules::finish(static_cast<dispatch&>(frame)); },
     // run_concurrently: the first hook that suspends a concurrent dispatch - it and every later
-    // one run concurrently, driven by the driver (run_concurrently), which then finishes the
+    // one run concurrently, driven by the driver (concurrent_runner::run), which then finishes the
     // dispatch. The driver is the one that hook's registration names, as for any coroutine hook:
     // a file whose concurrent slots have only synchronous hooks does not contain it.
     []() -> void (*)(dispatch_frame&, const entry&) {
