@@ -17,25 +17,28 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_watching() {
   const std::string_view slot = slot_->name;
   next_ = 0;  // (what the end reports, when the start fails; the rules' start sets the rest)
   Observer* const global = current_observer();
+  bool observing = false;
   if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
-    adopt_observers(*outer);
+    observing = adopt_observers(*outer);
   } else if (global || set_observer_) [[unlikely]] {
+    if (!(flags_ & watched)) {  // (observers alone: no context)
+      context_ = nullptr;
+      flags_ |= watched;
+    }
     observers_.begin(slot, global, set_observer_, slot_->trace_values);
-    flags_ |= observed;
-    if (observers_.hook_events) flags_ |= hook_events;
+    observing = true;
   }
   try {
-    if (list_ && list_->any_time_limit && !(flags_ & has_context)) [[unlikely]]
+    if (list_ && list_->any_time_limit && !has_context()) [[unlikely]]
       begin_time_limits();
     // The code of the watched parts (events.hpp): the observers' (begin, adopt_observers), else
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
-    if (!(flags_ & observed))
-      observers_.code = (flags_ & has_context) ? context_->watched()
-                        : list_                ? list_->watched
-                                               : nullptr;
-    if (flags_ & has_context) context_->begin(scoped_context(), slot);
+    dispatch_context* const context = context_if_any();
+    if (!observing)
+      observers_.code = context ? context->watched() : list_ ? list_->watched : nullptr;
+    if (context) context->begin(scoped_context(), slot);
   } catch (...) {
-    end_watching(std::current_exception(), nullptr);  // (no result to report)
+    if (flags_ & watched) end_watching(std::current_exception(), nullptr);  // (no result)
     throw;
   }
 }
@@ -45,8 +48,7 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::run_hooks_with_bookkeeping(
   // Plain hooks of a dispatch that reports hook events and has no context run in stretches, as
   // the watched code's run_observed_hooks runs them. (A pipeline reports a hook's end with its
   // decision: bookkept.)
-  const bool observed_plain =
-      !steps.told_with_decision && (flags_ & (hook_events | has_context)) == hook_events;
+  const bool observed_plain = !steps.told_with_decision && hook_events() && !context_;
   while (next_ != count_) {
     const hook_entry& hook = hooks_[next_];
     progress after;
@@ -65,10 +67,10 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::run_hooks_with_bookkeeping(
       if (step == hook_step::suspended) return false;
       after = steps.take ? steps.take(*this) : progress::more;
     }
-    if (after == progress::stop) break;
+    if (after == progress::stop) return steps.finish(*this, true);
     if (after == progress::suspended) return false;
   }
-  return steps.finish(*this);
+  return steps.finish(*this, false);
 }
 
 // (Reached through the watched code's table, events.hpp: only a dispatch that reports hook
@@ -105,7 +107,7 @@ HOOKSET_NOINLINE HOOKSET_DECL progress run_observed_hooks(dispatch_frame& dispat
 
 HOOKSET_DECL hook_step dispatch_frame::run_one_hook(const hook_entry& hook,
                                                     const hook_steps& steps) {
-  if (!(flags_ & (has_context | hook_events)) && hook.quiet) {
+  if (!bookkept() && hook.quiet) {
     // Nothing watches the dispatch and the hook's failures propagate: the call alone.
     current_ = &hook;  // (what the driver concludes, when the hook is asynchronous)
     if (!hook.sync) {
@@ -127,12 +129,12 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step run_bookkept_hook(dispatch_frame& dispat
   dispatch_frame& f = dispatch;
   f.current_ = &hook;
   f.hook_position_ = f.next_ - 1;
-  const bool watched = f.flags_ & (dispatch_frame::has_context | dispatch_frame::hook_events);
+  const bool watched = f.bookkept();
   if (watched) f.hook_started_ = begin_bookkept_hook(f.bookkept(hook));
   std::exception_ptr error;
   {
     // The hook's synchronous part sees the dispatch's stop token and executor.
-    const bool with_context = f.flags_ & dispatch_frame::has_context;
+    const bool with_context = f.has_context();
     await_context_scope scope(with_context ? f.context_->link() : scoped_context());
     // Only the hook's own code is inside the try: the hook is concluded exactly once, below,
     // also when concluding throws (a fail-closed hook, a stopped dispatch).
@@ -168,19 +170,21 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_time_limits() {
 HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::end_watching(const std::exception_ptr& error,
                                                                 report_values_fn report) noexcept {
   const std::string_view slot = slot_->name;
-  if (flags_ & has_context) {
+  if (context_) {
     if (end_context()) return;  // the rest of an intercepted dispatch: that one reports
   }
-  if (flags_ & observed) [[unlikely]] {
+  if (observers_.watching()) [[unlikely]] {
     // An intercepting dispatch's driver awaited its first interceptor, a coroutine: the
     // dispatch's outcome is that interceptor's, told first.
-    if ((flags_ & (hook_events | driving)) == (hook_events | driving) &&
-        pending_ == pending_kind::intercepted) [[unlikely]]
+    if (observers_.hook_events && (flags_ & driving) && pending_ == pending_kind::intercepted)
+        [[unlikely]]
       interceptor_done(0, hook_started_, error);
     if (!error && observers_.values) report(*this);
     // (next_: the hooks run, by this dispatch or, intercepted, inside its next() - the rest
     // writes it through its intercept_link.)
     observers_.end(slot, next_, error);
+    // Observers are done with it; a context is released with the dispatch (release_frame).
+    if (!context_) flags_ &= static_cast<std::uint8_t>(~watched);
   }
 }
 
@@ -191,13 +195,12 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::end_context() noexcept {
   return outer != nullptr;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::adopt_observers(
+HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::adopt_observers(
     const intercept_link& outer) noexcept {
-  if (!outer.observers) return;
-  observers_ = *outer.observers;
+  if (!outer.observers) return false;
+  observers_ = *outer.observers;  // (a context is set: watched)
   observers_.forget_boundary();
-  flags_ |= observed;
-  if (observers_.hook_events) flags_ |= hook_events;
+  return true;
 }
 
 }  // namespace hookset::detail

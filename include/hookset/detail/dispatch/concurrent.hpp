@@ -127,9 +127,6 @@ class concurrent_runner {
   static constexpr bool is_void = Dispatch::is_void;
   static constexpr bool attributed = Dispatch::attributed;
   static constexpr bool substitutes = Dispatch::substitutes;
-  static constexpr auto has_context = Dispatch::has_context;
-  static constexpr auto hook_events = Dispatch::hook_events;
-  static constexpr auto broke = Dispatch::broke;
 
  public:
   // The hooks from next_ on, concurrently; the driver awaits it, then the rules' finish runs.
@@ -145,11 +142,12 @@ template <class Dispatch>
 Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
   const std::size_t first = self.next_;
   auto state = std::make_unique<concurrent_state<result>>(self.count_ - first);
-  const bool with_context = self.flags_ & has_context;
+  const bool with_context = self.has_context();
   const await_context* parent = co_await current_await_context();
   std::size_t start = first;  // the next hook to start
   std::size_t take = first;   // the next outcome to take, in registration order
   bool starting = true;
+  bool answered = false;       // a chain's Break (FirstSuccess): an answer
   std::exception_ptr failure;  // what the dispatch ends with, once every hook has finished
 
   // Whether a hook ran past its own time limit (its timer fired, or it returned late).
@@ -178,8 +176,10 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
         // (substituted: value_ holds the output its aggregate made of the failure)
         if constexpr (!is_void)
           if (step == hook_step::produced) self.value_ = std::move(*slot.value);
-        if (Dispatch::rules::take_output(self) == next::stop)
-          stop_running();  // FirstSuccess: an answer
+        if (Dispatch::rules::take_output(self) == next::stop) {
+          answered = true;
+          stop_running();
+        }
       }
     } catch (...) {
       failure = std::current_exception();
@@ -236,12 +236,11 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
       const hook_entry& hook = self.hooks_[take];
       const std::size_t i = take++;
       if (slot.concluded) continue;  // (a failure, taken when it happened)
-      if (!starting && (failure || (self.flags_ & broke))) {
+      if (!starting && (failure || answered)) {
         // A loser: its answer no longer matters.
         self.hook_position_ = i;
         self.hook_started_ = slot.event_started;
-        if (self.flags_ & hook_events)
-          self.report_hook_end(hook, HookOutcome::cancelled, slot.error);
+        if (self.hook_events()) self.report_hook_end(hook, HookOutcome::cancelled, slot.error);
         continue;
       }
       conclude(i);
@@ -252,7 +251,7 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
     // stop at once. (FailOpen failures wait for their turn: they only leave an output out; so
     // do FailClosed ones whose aggregate puts an output in their place, failed_hook_output.
     // Once a first-success chain has its answer, the hooks it stopped fail as they may.)
-    if (!failure && !(self.flags_ & broke)) {
+    if (!failure && !answered) {
       if (const std::size_t failed = state->failed(); failed != failures_seen) {
         failures_seen = failed;
         for (std::size_t i = take; i < start && !failure; ++i) {
@@ -265,13 +264,13 @@ Task<void> concurrent_runner<Dispatch>::run(Dispatch& self) {
     }
     if (take == start && (!starting || start == self.count_)) break;
     if (starting && start < self.count_ && state->running() < Kind::concurrency) continue;
-    if (self.flags_ & hook_events)
-      self.observers_.forget_boundary();  // (waiting is no hook's time)
+    if (self.hook_events()) self.observers_.forget_boundary();  // (waiting is no hook's time)
     co_await state->next_finish();
   }
   // (Every started hook has finished and been taken.)
   if (failure) std::rethrow_exception(failure);
   self.check_stop();
+  if (answered) self.resume_ = &Dispatch::rules::finish_stopped;  // (the driver's next step)
 }
 
 template <class Dispatch>
@@ -281,13 +280,13 @@ void concurrent_runner<Dispatch>::start_hook(Dispatch& self, concurrent_state<re
   const hook_entry& hook = self.hooks_[i];
   concurrent_slot<result>& slot = state.slots[i - first];
   slot.token = slot.stop.get_token();
-  const bool with_context = self.flags_ & has_context;
+  const bool with_context = self.has_context();
   if (with_context)
     slot.from_dispatch.emplace(*self.context_->link()->stop, stop_forwarder{&slot.stop});
   slot.link = await_context{parent, nullptr, &slot.token,
                             with_context ? &self.context_->executor() : nullptr};
   slot.started = std::chrono::steady_clock::now();
-  if (self.flags_ & hook_events)
+  if (self.hook_events())
     slot.event_started = self.observers_.hook_begin(self.slot_->name, hook, i);
   // (A hook with a time limit runs in a dispatch with a context: watched_policy::start makes one.)
   if (hook.record->timeout)

@@ -139,10 +139,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   HOOKSET_ALWAYS_INLINE dispatch(converting_dispatch, dispatch<Other, mp::mp_list<A...>>&& other)
       : bound_arguments<A...>{std::move(other.args_)},
         dispatch_frame(other.owner_, other.slot_, other.set_observer_,
-                       other.flags_ & (has_context | keeps_owner)) {
-    if (flags_ & has_context) {
+                       other.flags_ & (watched | keeps_owner)) {
+    // (Not started: only options watch it - a context.)
+    if (flags_ & watched) {
       context_ = other.context_;
-      other.flags_ &= static_cast<std::uint8_t>(~has_context);
+      observers_.watch_nothing();
+      other.flags_ &= static_cast<std::uint8_t>(~watched);
     }
     if (flags_ & keeps_owner) {
       owner_kept_.emplace(other.owner_kept_.take());
@@ -158,7 +160,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   HOOKSET_ALWAYS_INLINE ~dispatch() {
     if constexpr (attributes_result)
       if (delegation_.started) delegation_.plain.destroy();
-    if (flags_ & (holds_list | suspended | driving | has_context | keeps_owner)) [[unlikely]]
+    if (flags_ & (holds_list | suspended | driving | watched | keeps_owner)) [[unlikely]]
       release();
   }
 
@@ -248,13 +250,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       if (delegation_.started) return delegation_.plain.get().await_suspend(waiting);
     // The unwatched interceptor layer's first interceptor, a coroutine: awaited directly (the
     // driver has nothing to do for it), its result taken by await_resume.
-    if (interceptors::awaited_directly(*this)) {
-      flags_ |= driving;  // (handed over: await_resume and release() know to what)
+    if (interceptors::can_be_awaited_directly(*this)) {
+      pending_ = pending_kind::awaited;  // (handed over: await_resume and release() know to what)
+      flags_ |= driving;
       return get_awaiter(std::move(pending_intercepted_.get())).await_suspend(waiting);
     }
     // (Before the driver starts the pending awaitable: nothing of this dispatch runs yet.)
     if constexpr (!std::derived_from<Promise, await_context_carrier>)
-      if (flags_ & has_context) context_->forget_parent();
+      if (has_context()) context_->forget_parent();
     driver_.emplace(driver_code_->drive(this));
     flags_ |= driving;
     return get_awaiter(std::move(driver_.get())).await_suspend(waiting);
@@ -308,7 +311,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
   void suspend_into(pending_kind kind, step then, const void* code) noexcept {
-    if (flags_ & hook_events) observers_.forget_boundary();
+    if (hook_events()) observers_.forget_boundary();
     pending_ = kind;
     resume_ = then;
     driver_code_ = driver_code_from(code);

@@ -20,8 +20,6 @@ class dispatch_driver {
   using output = typename Dispatch::output;
   using pending_kind = typename Dispatch::pending_kind;
   static constexpr bool is_void = Dispatch::is_void;
-  static constexpr auto has_context = Dispatch::has_context;
-  static constexpr auto hook_events = Dispatch::hook_events;
   static constexpr auto suspended = Dispatch::suspended;
 
  public:
@@ -43,6 +41,8 @@ class dispatch_driver {
         break;
       case pending_kind::intercepted:
         self.pending_intercepted_.destroy();
+        break;
+      case pending_kind::awaited:  // (handed over: no longer this dispatch's)
         break;
     }
   }
@@ -96,20 +96,21 @@ inline Task<void> dispatch_driver<Dispatch>::drive(Dispatch* self) {
   // awaited runs under the dispatch's context (its stop token, its executor).
   const await_context*& own = co_await own_await_context{};
   const await_context* const awaiting = own;
-  dispatch_context* const context = (self->flags_ & has_context) ? self->context_ : nullptr;
+  dispatch_context* const context = self->context_if_any();
+  const await_context* const linked = context ? context->link() : nullptr;
   try {
     erased_task pending = take_pending(*self);
     bool quiet = false;  // pending is a quiet hook that take_quiet_output started
     for (;;) {
-      if (context) own = context->link();
+      if (linked) own = linked;
       co_await pending;
-      if (context) own = awaiting;
+      if (linked) own = awaiting;
       if constexpr (Dispatch::quiet_hooks_back_to_back) {
         // Quiet hooks run back to back here, each asynchronous one awaited where the last one
         // was (not a step per hook: a coroutine hook is a few hundred instructions, and the
         // step's call would add 5 % to it).
-        if (quiet || (self->pending_ == pending_kind::hook && self->current_->quiet &&
-                      !(self->flags_ & (hook_events | has_context)))) {
+        if (quiet ||
+            (self->pending_ == pending_kind::hook && self->current_->quiet && !self->bookkept())) {
           quiet = take_quiet_output(*self, pending, awaiting);
           if (quiet) continue;
           if (run_after_quiet_hooks(*self, pending, awaiting)) break;
@@ -146,6 +147,8 @@ erased_task dispatch_driver<Dispatch>::take_pending(Dispatch& self) {
       break;
     case pending_kind::intercepted:
       return erased_task(self.pending_intercepted_.take());
+    case pending_kind::awaited:  // (never with a driver)
+      break;
   }
   return {};  // (unreachable: a kind leaves pending only what it has)
 }
@@ -217,7 +220,8 @@ bool dispatch_driver<Dispatch>::take_pending_outcome(Dispatch& self, erased_task
         if constexpr (is_void) pending.take<void>();
         else self.value_ = pending.take<result>();
         break;
-      case pending_kind::hook:  // (above)
+      case pending_kind::hook:     // (above)
+      case pending_kind::awaited:  // (never with a driver)
         break;
       case pending_kind::flow:
         if constexpr (Kind::has_chain) self.flow_ = pending.take<Flow>();

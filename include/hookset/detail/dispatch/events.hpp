@@ -121,6 +121,14 @@ struct dispatch_observers {
   // The code a watched dispatch runs (null: nothing watches it - and then nothing calls it).
   const watched_functions* code;
 
+  // Whether observers watch the dispatch (begin() or an adopted copy; else watch_nothing()).
+  bool watching() const noexcept { return global || set; }
+  // No observer watches the dispatch (something else does: a context).
+  void watch_nothing() noexcept {
+    global = set = nullptr;
+    hook_events = false;
+  }
+
   // (At least one of the two observers is set: its code becomes this dispatch's.)
   void begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
              bool slot_values = false) noexcept {

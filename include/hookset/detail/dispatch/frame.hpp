@@ -52,8 +52,9 @@ struct hook_steps {
   // Takes the newest output (the rules' take_output); null for the kinds whose output only
   // becomes the next `last` or the result (nothing to call: the loop goes on).
   progress (*take)(dispatch_frame& dispatch);
-  // The hooks are done: the rules' finish (false: it suspended).
-  bool (*finish)(dispatch_frame& dispatch);
+  // The hooks are done - `stopped` by an output (progress::stop), or all run: the rules' finish
+  // (false: it suspended).
+  bool (*finish)(dispatch_frame& dispatch, bool stopped);
   // A concurrent slot's first coroutine hook: it and every later one run concurrently (the
   // driver's); null for the other kinds.
   void (*run_concurrently)(dispatch_frame& dispatch, const hook_entry& hook);
@@ -67,17 +68,27 @@ class dispatch_frame {
   static constexpr std::uint8_t holds_list = 1;  // owns a reference to list_
   static constexpr std::uint8_t suspended = 2;   // await_ready returned false: a pending
                                                  // awaitable exists
-  static constexpr std::uint8_t driving = 4;   // the driver exists (it owns the pending awaitables)
-  static constexpr std::uint8_t observed = 8;  // observers_ is set
-  static constexpr std::uint8_t hook_events = 16;   // an observer wants per-hook events
-  static constexpr std::uint8_t broke = 32;         // a chain companion said Break
-  static constexpr std::uint8_t has_context = 64;   // context_ is set (owned)
-  static constexpr std::uint8_t keeps_owner = 128;  // the dispatch keeps what its lists belong to
+  static constexpr std::uint8_t driving = 4;  // the driver exists (it owns the pending awaitables)
+  // A context (options, time limits, the rest of an intercepted dispatch) or observers watch the
+  // dispatch: context_ (null: none) and what observers_ says of observers (watching()) are set.
+  // Whatever watches a dispatch is found behind this one bit: a dispatch without it tests
+  // nothing more.
+  static constexpr std::uint8_t watched = 8;
+  static constexpr std::uint8_t keeps_owner = 16;  // the dispatch keeps what its lists belong to
 
   // What an asynchronous step left pending: the default's value, a hook's (its outcome judged
   // by after_hook), a chain verdict, the result of a producer, the concurrent hooks, the first
-  // interceptor's output.
-  enum class pending_kind : unsigned char { value, hook, flow, output, concurrent, intercepted };
+  // interceptor's output - and, once await_suspend handed that one's Task to the awaiting
+  // coroutine itself (no driver: interceptor_layer::awaited_directly), `awaited`.
+  enum class pending_kind : unsigned char {
+    value,
+    hook,
+    flow,
+    output,
+    concurrent,
+    intercepted,
+    awaited
+  };
 
   // The dispatch's result told to observers that asked for values (the engine's, for its types).
   using report_values_fn = void (*)(dispatch_frame&) noexcept;
@@ -96,14 +107,15 @@ class dispatch_frame {
   void begin_time_limits();  // (a hook's time limit sets a context; out of the way)
   // No error, for end_watching (a constant: no exception_ptr for the caller to make and free).
   static inline const std::exception_ptr no_error{};
-  // The dispatch is over (with `error`, or not): tells the observers (its result first, through
-  // `report`, when they asked for values), stops its timers.
+  // The dispatch, watched, is over (with `error`, or not): tells the observers (its result first,
+  // through `report`, when they asked for values), stops its timers.
   void end_watching(const std::exception_ptr& error, report_values_fn report) noexcept;
   // The context ends; true when this dispatch is the rest of an intercepted one (which then
   // reports, with the hooks run here).
   bool end_context() noexcept;
-  // The hooks of an intercepted dispatch are reported as that dispatch's.
-  void adopt_observers(const intercept_link& outer) noexcept;
+  // The hooks of an intercepted dispatch are reported as that dispatch's (false: nobody
+  // observes that one).
+  bool adopt_observers(const intercept_link& outer) noexcept;
 
   // The hooks from next_ on, one at a time, when a dispatch has a context or reports hook
   // events, or from its first hook that is not plain (a coroutine hook, a time limit, a failure
@@ -122,11 +134,23 @@ class dispatch_frame {
 
   // Nobody watching, no options: a dispatch with nothing to report and nothing to stop.
   HOOKSET_ALWAYS_INLINE bool unwatched() const noexcept {
-    return !set_observer_ && !(flags_ & has_context) && !observer_installed();
+    return !set_observer_ && !(flags_ & watched) && !observer_installed();
+  }
+  // What watches the dispatch (each a test of `watched` first: nothing more when it is clear).
+  dispatch_context* context_if_any() const noexcept {
+    return (flags_ & watched) ? context_ : nullptr;
+  }
+  bool has_context() const noexcept { return (flags_ & watched) && context_; }
+  bool observed() const noexcept { return (flags_ & watched) && observers_.watching(); }
+  // An observer asked for per-hook events.
+  bool hook_events() const noexcept { return (flags_ & watched) && observers_.hook_events; }
+  // Its hooks are run one by one with their bookkeeping: it has a context or reports hook events.
+  HOOKSET_ALWAYS_INLINE bool bookkept() const noexcept {
+    return (flags_ & watched) && (context_ || observers_.hook_events);
   }
   // Whether this dispatch is the rest of an intercepted one.
   intercept_link* intercepted_by() const noexcept {
-    return (flags_ & has_context) ? context_->intercepted_by() : nullptr;
+    return has_context() ? context_->intercepted_by() : nullptr;
   }
   // From here on the dispatch owns a reference to its snapshot (a list filtered for a key was
   // its own from the start).
@@ -136,12 +160,15 @@ class dispatch_frame {
     flags_ |= holds_list;
   }
   dispatch_context& context() {
-    if (!(flags_ & has_context)) set_context(make_dispatch_context(CallOptions{}));
+    if (!has_context()) set_context(make_dispatch_context(CallOptions{}));
     return *context_;
   }
   void set_context(dispatch_context* context) noexcept {
+    if (!(flags_ & watched)) {  // (nothing watched it yet: no observer either)
+      observers_.watch_nothing();
+      flags_ |= watched;
+    }
     context_ = context;
-    flags_ |= has_context;
   }
   // The context goes (it is set): deleted unless an adapter lent it (run_under).
   void drop_context() noexcept {
@@ -150,11 +177,11 @@ class dispatch_frame {
   // What the dispatch holds that is not its slot's: its snapshot's reference, its context.
   void release_frame() noexcept {
     if (flags_ & holds_list) hook_list::release_ref(list_);
-    if (flags_ & has_context) drop_context();
+    if (has_context()) drop_context();
   }
   // Before a step that runs user code: a cancelled or late dispatch goes no further.
   void check_stop(const hook_entry* hook = nullptr) const {
-    if (flags_ & has_context) context_->check(slot_->name, hook);
+    if (has_context()) context_->check(slot_->name, hook);
   }
   // `hook` and this dispatch as the code that begins and concludes a bookkept hook sees them
   // (hook_outcome.hpp).
@@ -162,8 +189,8 @@ class dispatch_frame {
     return {hook,
             slot_->name,
             hook_position_,
-            (flags_ & has_context) ? context_ : nullptr,
-            (flags_ & hook_events) ? &observers_ : nullptr,
+            context_if_any(),
+            hook_events() ? &observers_ : nullptr,
             set_observer_};
   }
   void report_hook_end(const hook_entry& hook, HookOutcome outcome,
@@ -175,7 +202,7 @@ class dispatch_frame {
   // see its end.
   void interceptor_done(std::size_t index, hook_clock::ticks started,
                         std::exception_ptr error) noexcept {
-    if (flags_ & hook_events)
+    if (hook_events())
       observers_.interceptor_end(slot_->name, list_->interceptors[index], index, started,
                                  std::move(error));
   }
@@ -197,13 +224,13 @@ class dispatch_frame {
   std::size_t next_;       // hooks started so far: what hooks_run reports
   std::size_t produced_;   // hooks that produced an output (not skipped by FailOpen)
 
-  dispatch_observers observers_;  // valid when flags_ has `observed`
-  // The hook being concluded, for its events (valid when flags_ has `hook_events`).
+  dispatch_observers observers_;  // valid when flags_ has `watched`: see observed()
+  // The hook being concluded, for its events (valid when hook_events()).
   std::size_t hook_position_;
   hook_clock::ticks hook_started_;
   const hook_entry* current_;  // the hook a suspension waits for
 
-  dispatch_context* context_;  // valid when flags_ has `has_context`; owned unless lent()
+  dispatch_context* context_;  // valid when flags_ has `watched` (null: none); owned unless lent()
 };
 
 }  // namespace hookset::detail

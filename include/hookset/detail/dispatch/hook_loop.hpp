@@ -32,16 +32,14 @@ class hook_loop {
   static constexpr bool judges_outputs = Dispatch::judges_outputs;
   static constexpr bool attributes_result = Dispatch::attributes_result;
   static constexpr bool substitutes = Dispatch::substitutes;
-  static constexpr auto has_context = Dispatch::has_context;
-  static constexpr auto hook_events = Dispatch::hook_events;
 
  public:
   // The hooks from next_ on: the leading plain stretch inline, the rest out of line - one loop
   // for every kind, the frame's (frame.ipp), through this kind's bookkept_steps.
   HOOKSET_ALWAYS_INLINE static bool run_hooks(Dispatch& self) {
-    if (!(self.flags_ & (hook_events | has_context))) [[likely]] {
+    if (!self.bookkept()) [[likely]] {
       const next after = run_plain_stretch(self);
-      if (after != next::more) return after == next::stop && rules::finish(self);
+      if (after != next::more) return after == next::stop && rules::finish_stopped(self);
       if (self.next_ == self.count_) return rules::finish(self);
     }
     return self.run_hooks_with_bookkeeping(self.bookkept_steps);
@@ -109,7 +107,7 @@ class hook_loop {
       case next::more:
         return run_hooks(self);
       case next::stop:
-        return rules::finish(self);
+        return rules::finish_stopped(self);
       case next::suspended:
         return false;
     }
@@ -156,10 +154,10 @@ class hook_loop {
   static hook_step conclude_hook(Dispatch& self, const entry& hook, std::exception_ptr error,
                                  bool own_limit_expired = false) {
     hook_step step = hook_step::produced;
-    if ((self.flags_ & (has_context | hook_events)) || error || own_limit_expired) [[unlikely]] {
+    if (self.bookkept() || error || own_limit_expired) [[unlikely]] {
       // A quiet hook's failure, nothing watching: it propagates as it is, with nothing to tell
       // (and no watched code to reach).
-      if (!(self.flags_ & (has_context | hook_events)) && hook.quiet) std::rethrow_exception(error);
+      if (!self.bookkept() && hook.quiet) std::rethrow_exception(error);
       step = self.observers_.code->conclude_bookkept_hook(self.bookkept(hook), self.hook_started_,
                                                           error, own_limit_expired, substitutes,
                                                           Kind::is_pipeline);

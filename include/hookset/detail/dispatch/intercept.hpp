@@ -112,7 +112,7 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
                                                      arguments& args, Store&& store,
                                                      late<Task<output>>& pending,
                                                      hook_clock::ticks& started) {
-    if (self.flags_ & Dispatch::hook_events) [[unlikely]]
+    if (self.hook_events()) [[unlikely]]
       return call_interceptor_reported(self, index, args, store, pending, started);
     return invoke_interceptor(self, index, args, store, pending);
   }
@@ -173,9 +173,13 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
   }
   // Nothing to report and nothing to stop: the first interceptor's Task is awaited by the
   // dispatch's await_suspend itself (no driver), its result taken by its await_resume.
-  static bool awaited_directly(const Dispatch& self) noexcept {
+  static bool can_be_awaited_directly(const Dispatch& self) noexcept {
     return self.pending_ == Dispatch::pending_kind::intercepted &&
-           !(self.flags_ & (Dispatch::has_context | Dispatch::observed));
+           !(self.flags_ & Dispatch::watched);
+  }
+  // (After await_suspend, which records it.)
+  static bool awaited_directly(const Dispatch& self) noexcept {
+    return self.pending_ == Dispatch::pending_kind::awaited;
   }
   // await_resume after await_suspend handed over to the first interceptor.
   HOOKSET_NOINLINE static output resume_interceptor(Dispatch& self) {
@@ -194,8 +198,7 @@ const typename interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::code
 // runs synchronously sees the dispatch's stop token and executor.
 template <class Kind, class... A>
 bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_in_context(Dispatch& self) {
-  await_context_scope scope((self.flags_ & Dispatch::has_context) ? self.context_->link()
-                                                                  : scoped_context());
+  await_context_scope scope(self.has_context() ? self.context_->link() : scoped_context());
   return start_intercepted<true>(self);
 }
 
@@ -212,7 +215,7 @@ bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_as_rest(Dispatc
   self.list_ = outer.list_;
   if constexpr (Kind::is_keyed)
     if (self.list_->list_for_key) self.take_list_for_key();
-  const bool outer_watched = outer.flags_ & (Dispatch::has_context | Dispatch::observed);
+  const bool outer_watched = outer.flags_ & Dispatch::watched;
   if constexpr (Dispatch::companions_constructible) {
     if (!outer_watched) {
       if (!self.list_) return Dispatch::rules::start_without_hooks_outlined(self);
@@ -221,12 +224,11 @@ bool interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::start_as_rest(Dispatc
   }
   // (Through the snapshot's pointer, which its interceptors set: a file whose registrations
   // need no context does not contain the context's code.)
-  self.set_context(outer.list_->make_context((outer.flags_ & Dispatch::has_context)
-                                                 ? outer.context_->inherited_options()
-                                                 : CallOptions{}));
+  self.set_context(outer.list_->make_context(
+      outer.has_context() ? outer.context_->inherited_options() : CallOptions{}));
   self.context_->continue_intercepted(&link);
   // (A tripwire watching the dispatch watches its hooks' outputs, past the interceptors.)
-  if (outer.flags_ & Dispatch::has_context) self.context_->watch(outer.context_->watch());
+  if (outer.has_context()) self.context_->watch(outer.context_->watch());
   return watched_policy<Dispatch>::start(self);
 }
 
@@ -324,7 +326,7 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
                   !Kind::is_keyed) {
       // Every hook plain (interceptors aside), nothing to report or stop: the hand-written
       // loop, as plain_loops::run_fold.
-      if (!(self.flags_ & (Dispatch::has_context | Dispatch::observed)) && list.hooks_plain &&
+      if (!(self.flags_ & Dispatch::watched) && list.hooks_plain &&
           plain_loops<Dispatch>::fold_runs(list, self.slot().default_sync)) [[likely]] {
         produced_.emplace(plain_loops<Dispatch>::fold(list, self.slot().default_sync, args_.get()));
         state_ = state::produced;
@@ -357,8 +359,7 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
     (indices{});
     args_.destroy();
     state_ = state::rest;
-    const dispatch_observers* observers =
-        (self.flags_ & Dispatch::observed) ? &self.observers_ : nullptr;
+    const dispatch_observers* observers = self.observed() ? &self.observers_ : nullptr;
     return start_as_rest(rest_.get(), self, link_.emplace(intercept_link{observers, &self.next_}));
   }
 

@@ -30,7 +30,7 @@ class dispatch_options<dispatch<Kind, Params>> {
   // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
   Dispatch&& with(CallOptions options) && {
     Dispatch& self = this->self();
-    if (self.flags_ & Dispatch::has_context) self.context_->options() = std::move(options);
+    if (self.has_context()) self.context_->options() = std::move(options);
     else self.set_context(make_dispatch_context(std::move(options)));
     return std::move(self);
   }
@@ -100,7 +100,7 @@ class dispatch_options<dispatch<Kind, Params>> {
   // so far move into it, and the dispatch allocates no context of its own.
   void run_under(dispatch_context& context) & noexcept {
     Dispatch& self = this->self();
-    if (self.flags_ & Dispatch::has_context) {
+    if (self.has_context()) {
       context.options() = std::move(self.context_->options());
       self.drop_context();
     }

@@ -30,7 +30,7 @@ class pipeline_rules {
     const hook_entry& hook = self.hooks_[self.next_ - 1];
     auto& input = std::get<0>(self.args_);
     const bool rewritten = decision.index() == 1;
-    if (self.flags_ & Dispatch::hook_events)
+    if (self.hook_events())
       self.observers_.hook_decision(self.slot_->name, hook, self.hook_position_, self.hook_started_,
                                     decision, rewritten, input);
     if (decision.index() == 0) return progress::more;
@@ -46,13 +46,11 @@ class pipeline_rules {
           else return output{std::move(terminal), std::move(input), hook.id()};
         },
         decision));
-    self.flags_ |= Dispatch::broke;
-    return progress::stop;
+    return progress::stop;  // (rules::finish_stopped: the result is made)
   }
 
-  // The hooks are done (or there were none).
+  // The hooks are done, none of them decided (or there were none).
   HOOKSET_ALWAYS_INLINE static bool finish(Dispatch& self) {
-    if (self.flags_ & Dispatch::broke) return true;  // a terminal decision made the result
     if constexpr (Kind::default_decides) {
       // Hooks decided, and all passed: run normally, on the final input. (As for Fallback
       // slots, hooks that all failed open leave the decision to the default.)

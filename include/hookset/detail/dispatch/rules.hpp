@@ -45,8 +45,6 @@ class dispatch_rules {
   using pending_kind = typename Dispatch::pending_kind;
   static constexpr bool is_void = Dispatch::is_void;
   static constexpr bool attributed = Dispatch::attributed;
-  static constexpr auto has_context = Dispatch::has_context;
-  static constexpr auto broke = Dispatch::broke;
 
  public:
   // The rules over the snapshot (list_; null: no hook) - for watched_policy::start, after its
@@ -133,11 +131,7 @@ class dispatch_rules {
   }
   HOOKSET_ALWAYS_INLINE static next after_verdict(Dispatch& self, Flow flow) {
     collect(self);
-    if (flow == Flow::Break) {
-      self.flags_ |= broke;
-      return next::stop;
-    }
-    return next::more;
+    return flow == Flow::Break ? next::stop : next::more;
   }
   static bool resume_after_verdict(Dispatch& self) {
     return Dispatch::loop::continue_after(self, after_verdict(self, self.flow_));
@@ -205,7 +199,7 @@ class dispatch_rules {
   };
   // The output watch of a watched dispatch (null: none).
   static output_watch<result>* watched(const Dispatch& self) noexcept {
-    if (!(self.flags_ & has_context)) return nullptr;
+    if (!self.has_context()) return nullptr;
     return static_cast<output_watch<result>*>(self.context_->watch());
   }
   HOOKSET_ALWAYS_INLINE static bool finish(Dispatch& self) {
@@ -214,11 +208,17 @@ class dispatch_rules {
       if (self.produced_ == 0) return run_sole_default(self);
     }
     if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate) {
-      if (!(self.flags_ & broke)) {  // every hook said Continue: the default has the last word
-        if (!call_default(self, &produce_result)) return false;
-      }
+      // Every hook said Continue: the default has the last word.
+      if (!call_default(self, &produce_result)) return false;
     }
     return produce_result(self);
+  }
+  // The hooks were stopped (progress::stop): a chain's Break, a pipeline's terminal decision.
+  HOOKSET_ALWAYS_INLINE static bool finish_stopped(Dispatch& self) {
+    if constexpr (Kind::is_pipeline) return true;  // the terminal decision made the result
+    else if constexpr (Kind::is_fallback && Kind::has_chain && !Kind::has_aggregate)
+      return produce_result(self);  // the hook that broke answered: not the default
+    else return finish(self);
   }
   HOOKSET_ALWAYS_INLINE static bool run_sole_default(Dispatch& self) {
     if (!call_default(self, &after_sole_default)) return false;
@@ -245,7 +245,7 @@ class dispatch_rules {
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
-    if (self.flags_ & has_context) [[unlikely]]
+    if (self.has_context()) [[unlikely]]
       self.check_stop();
     if constexpr (Kind::is_pipeline) {
       // The default ends the pipeline (pipeline_rules::default_outcome), on the input as

@@ -59,7 +59,10 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
         return nullptr;  // (a fold's, a void slot's: its output is kept, nothing to take)
       }
     }(),
-    [](dispatch_frame& frame) { return rules::finish(static_cast<dispatch&>(frame)); },
+    [](dispatch_frame& frame, bool stopped) {
+  dispatch& self = static_cast<dispatch&>(frame);
+  return stopped ? rules::finish_stopped(self) : rules::finish(self);
+    },
     // run_concurrently: the first hook that suspends a concurrent dispatch - it and every later
     // one run concurrently, driven by the driver (concurrent_runner::run), which then finishes the
     // dispatch. The driver is the one that hook's registration names, as for any coroutine hook:

@@ -20,8 +20,6 @@ class watched_policy {
   using rules = typename Dispatch::rules;
   using interceptors = typename Dispatch::interceptors;
   static constexpr bool attributes_result = Dispatch::attributes_result;
-  static constexpr auto has_context = Dispatch::has_context;
-  static constexpr auto observed = Dispatch::observed;
 
  public:
   // Nothing to tell, nothing to stop, no interceptor, yet not every hook plain (coroutine
@@ -41,7 +39,7 @@ class watched_policy {
             complete(self, Dispatch::no_error);
             return true;
           }
-          if (self.flags_ & has_context) self.context_->arm_deadline();
+          if (self.has_context()) self.context_->arm_deadline();
           return false;
         }
       }
@@ -49,7 +47,7 @@ class watched_policy {
         complete(self, Dispatch::no_error);
         return true;
       }
-      if (self.flags_ & has_context) self.context_->arm_deadline();
+      if (self.has_context()) self.context_->arm_deadline();
       return false;
     } catch (...) {
       complete(self, std::current_exception());
@@ -60,7 +58,7 @@ class watched_policy {
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
   HOOKSET_ALWAYS_INLINE static void complete(Dispatch& self,
                                              const std::exception_ptr& error) noexcept {
-    if (self.flags_ & (has_context | observed)) [[unlikely]]
+    if (self.flags_ & Dispatch::watched) [[unlikely]]
       self.end_watching(error, &report_result);  // (the frame's: one copy for every kind)
   }
 
