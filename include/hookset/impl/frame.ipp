@@ -29,11 +29,13 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_watching() {
     observing = true;
   }
   try {
-    if (list_ && list_->any_time_limit && !has_context()) [[unlikely]]
+    dispatch_context* context = context_if_any();
+    if (list_ && list_->any_time_limit && !context) [[unlikely]] {
       begin_time_limits();
+      context = context_;
+    }
     // The code of the watched parts (events.hpp): the observers' (begin, adopt_observers), else
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
-    dispatch_context* const context = context_if_any();
     if (!observing)
       observers_.code = context ? context->watched() : list_ ? list_->watched : nullptr;
     if (context) context->begin(scoped_context(), slot);
