@@ -97,14 +97,13 @@ inline Task<void> dispatch_driver<Dispatch>::drive(Dispatch* self) {
   const await_context*& own = co_await own_await_context{};
   const await_context* const awaiting = own;
   dispatch_context* const context = self->context_if_any();
-  const await_context* const linked = context ? context->link() : nullptr;
   try {
     erased_task pending = take_pending(*self);
     bool quiet = false;  // pending is a quiet hook that take_quiet_output started
     for (;;) {
-      if (linked) own = linked;
+      if (context) own = context->link();  // (the hook's own link while one runs)
       co_await pending;
-      if (linked) own = awaiting;
+      if (context) own = awaiting;
       if constexpr (Dispatch::quiet_hooks_back_to_back) {
         // Quiet hooks run back to back here, each asynchronous one awaited where the last one
         // was (not a step per hook: a coroutine hook is a few hundred instructions, and the
