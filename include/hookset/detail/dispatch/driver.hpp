@@ -107,9 +107,10 @@ inline Task<void> dispatch_driver<Dispatch>::drive(Dispatch* self) {
       if constexpr (Dispatch::quiet_hooks_back_to_back) {
         // Quiet hooks run back to back here, each asynchronous one awaited where the last one
         // was (not a step per hook: a coroutine hook is a few hundred instructions, and the
-        // step's call would add 5 % to it).
-        if (quiet ||
-            (self->pending_ == pending_kind::hook && self->current_->quiet && !self->bookkept())) {
+        // step's call would add 5 % to it). Only when nothing watches the dispatch: a watched one
+        // takes each outcome as a step.
+        if (quiet || (self->pending_ == pending_kind::hook && self->current_->quiet &&
+                      !(self->flags_ & Dispatch::watched))) {
           quiet = take_quiet_output(*self, pending, awaiting);
           if (quiet) continue;
           if (run_after_quiet_hooks(*self, pending, awaiting)) break;
