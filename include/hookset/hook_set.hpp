@@ -234,15 +234,22 @@ class HookSet {
 
  private:
   using locations = typename detail::slot_locations<own_slots, nested_sets>::type;
+  // Whether S is listed but ill-formed. The members are searched only when some member is
+  // ill-formed: searched for every slot named, they cost a pass over the members per slot.
+  template <class S>
+  static constexpr bool lists_ill_formed() {
+    if constexpr (own_count ==
+                  boost::mp11::mp_size<members>::value - boost::mp11::mp_size<nested_sets>::value)
+      return false;
+    else return boost::mp11::mp_contains<members, S>::value;
+  }
 
  public:
   // (A slot listed in the set but ill-formed counts as contained: its own error is reported
   // where the set lists it, and "not part of this HookSet" would be false.)
   template <class S>
-  static constexpr bool contains = !std::is_void_v<boost::mp11::mp_map_find<locations, S>> ||
-                                   (own_count != boost::mp11::mp_size<members>::value -
-                                                     boost::mp11::mp_size<nested_sets>::value &&
-                                    boost::mp11::mp_contains<members, S>::value);
+  static constexpr bool contains =
+      !std::is_void_v<boost::mp11::mp_map_find<locations, S>> || lists_ill_formed<S>();
 
  private:
   // The guard of every member that names a slot S: false when S is not one of this set's slots

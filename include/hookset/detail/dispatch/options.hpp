@@ -5,7 +5,6 @@
 // context - the engine reads them once, when the dispatch starts - so they are a face of their own,
 // not part of the engine.
 
-#include <chrono>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -14,6 +13,7 @@
 #include <hookset/call_options.hpp>
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/holders.hpp>
