@@ -165,9 +165,9 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
     else if constexpr (!std::is_void_v<output>) self.value_ = std::forward<Produced>(produced);
   }
   // Whether `self` runs interceptors: its snapshot has some and it is not the rest of another.
-  // Told by its snapshot rather than a flag of its own (the flags have no bit to spare, and a
-  // wider field costs every dispatch): only while the snapshot is valid - held (a suspended
-  // dispatch) or inside the synchronous run.
+  // Told by its snapshot rather than a flag of its own (the flags hold the dispatch's lifetime and
+  // whether anything watches it, nothing a snapshot can say): only while the snapshot is valid -
+  // held (a suspended dispatch) or inside the synchronous run.
   static bool intercepting(const Dispatch& self) noexcept {
     return self.list_ && self.list_->any_interceptor() && !self.intercepted_by();
   }
