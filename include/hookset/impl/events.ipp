@@ -56,10 +56,11 @@ HOOKSET_DECL void dispatch_observers::do_end(std::string_view slot, std::size_t 
 }
 
 HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::do_hook_event(
-    std::string_view slot, const hook_entry& hook, std::size_t position) const noexcept {
+    const dispatch_observers& self, std::string_view slot, const hook_entry& hook,
+    std::size_t position) noexcept {
   HookEvent event;
   event.slot = slot;
-  event.dispatch_id = id;
+  event.dispatch_id = self.id;
   event.hook = hook.id();
   event.name = hook.record->name;
   event.position = position;
@@ -67,46 +68,46 @@ HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::do_hook_event(
 }
 
 HOOKSET_NOINLINE HOOKSET_DECL hook_clock::ticks dispatch_observers::do_tell_hook_begin(
-    const HookEvent& event) noexcept {
-  const hook_clock::ticks hook_start = has_boundary ? boundary : hook_clock::now();
-  has_boundary = false;
-  each_wanting(&Observer::on_hook_begin, event);
+    dispatch_observers& self, const HookEvent& event) noexcept {
+  const hook_clock::ticks hook_start = self.has_boundary ? self.boundary : hook_clock::now();
+  self.has_boundary = false;
+  self.each_wanting(&Observer::on_hook_begin, event);
   return hook_start;
 }
 
 HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::do_tell_hook_end(
-    HookEvent& event, hook_clock::ticks hook_start) noexcept {
+    dispatch_observers& self, HookEvent& event, hook_clock::ticks hook_start) noexcept {
   const hook_clock::ticks hook_stop = hook_clock::now();
   event.duration = hook_clock::between(hook_start, hook_stop);
-  each_wanting(&Observer::on_hook_end, event);
-  boundary = hook_stop;
-  has_boundary = true;
+  self.each_wanting(&Observer::on_hook_end, event);
+  self.boundary = hook_stop;
+  self.has_boundary = true;
 }
 
 HOOKSET_DECL hook_clock::ticks dispatch_observers::do_hook_begin(std::string_view slot,
                                                                  const hook_entry& hook,
                                                                  std::size_t position) noexcept {
-  return do_tell_hook_begin(do_hook_event(slot, hook, position));
+  return do_tell_hook_begin(*this, do_hook_event(*this, slot, hook, position));
 }
 
 HOOKSET_DECL void dispatch_observers::do_hook_end(
     std::string_view slot, const hook_entry& hook, std::size_t position,
     hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
     std::string_view decision, std::string_view reason, bool rewritten) noexcept {
-  HookEvent event = do_hook_event(slot, hook, position);
+  HookEvent event = do_hook_event(*this, slot, hook, position);
   event.outcome = outcome;
   event.error = std::move(error);
   event.decision = decision;
   event.reason = reason;
   event.rewritten = rewritten;
-  do_tell_hook_end(event, hook_start);
+  do_tell_hook_end(*this, event, hook_start);
 }
 
 HOOKSET_DECL hook_clock::ticks dispatch_observers::do_interceptor_begin(
     std::string_view slot, const hook_entry& interceptor, std::size_t position) noexcept {
-  HookEvent event = do_hook_event(slot, interceptor, position);
+  HookEvent event = do_hook_event(*this, slot, interceptor, position);
   event.interceptor = true;
-  return do_tell_hook_begin(event);
+  return do_tell_hook_begin(*this, event);
 }
 
 HOOKSET_DECL void dispatch_observers::do_interceptor_end(std::string_view slot,
@@ -114,13 +115,13 @@ HOOKSET_DECL void dispatch_observers::do_interceptor_end(std::string_view slot,
                                                          std::size_t position,
                                                          hook_clock::ticks started,
                                                          std::exception_ptr error) noexcept {
-  HookEvent event = do_hook_event(slot, interceptor, position);
+  HookEvent event = do_hook_event(*this, slot, interceptor, position);
   event.interceptor = true;
   if (error) {
     event.outcome = HookOutcome::failed;
     event.error = std::move(error);
   }
-  do_tell_hook_end(event, started);
+  do_tell_hook_end(*this, event, started);
   forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
 }
 

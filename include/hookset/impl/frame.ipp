@@ -13,23 +13,25 @@
 
 namespace hookset::detail {
 
-HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_watching() {
-  const std::string_view slot = slot_->name;
+HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_steps& steps) {
   next_ = 0;  // (what the end reports, when the start fails; the rules' start sets the rest)
+  // What watched it before it started: its options (a context) - or, the rest of an intercepted
+  // dispatch, that dispatch.
+  dispatch_context* context = context_if_any();
+  intercept_link* const outer = context ? context->intercepted_by() : nullptr;
   Observer* const global = current_observer();
   bool observing = false;
-  if (intercept_link* const outer = intercepted_by()) [[unlikely]] {
+  if (outer) [[unlikely]] {
     observing = adopt_observers(*outer);
   } else if (global || set_observer_) [[unlikely]] {
     if (!(flags_ & watched)) {  // (observers alone: no context)
       context_ = nullptr;
       flags_ |= watched;
     }
-    observers_.begin(slot, global, set_observer_, slot_->trace_values);
+    observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
     observing = true;
   }
   try {
-    dispatch_context* context = context_if_any();
     if (list_ && list_->any_time_limit && !context) [[unlikely]] {
       begin_time_limits();
       context = context_;
@@ -38,11 +40,28 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_frame::begin_watching() {
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
     if (!observing)
       observers_.code = context ? context->watched() : list_ ? list_->watched : nullptr;
-    if (context) context->begin(scoped_context(), slot);
+    if (context) context->begin(scoped_context(), slot_->name);
+    bool done;
+    if (steps.start_interceptors && list_ && list_->any_interceptor() && !outer) [[unlikely]]
+      done = steps.start_interceptors(*this);
+    else done = steps.start_rules(*this);
+    if (!done) {
+      if (context) context->arm_deadline();
+      return false;  // (its driver ends it: end_watching)
+    }
   } catch (...) {
-    if (flags_ & watched) end_watching(std::current_exception(), nullptr);  // (no result)
+    if (flags_ & watched) end_watching(std::current_exception(), steps.report_result);
     throw;
   }
+  // Complete, here: the end as end_watching tells it, with what is known here (no error, no
+  // driver).
+  if (context && end_context()) return true;  // the rest of an intercepted dispatch
+  if (observing) [[unlikely]] {
+    if (observers_.values) steps.report_result(*this);
+    observers_.end(slot_->name, next_, no_error);
+    if (!context) flags_ &= static_cast<std::uint8_t>(~watched);  // (as end_watching)
+  }
+  return true;
 }
 
 HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::run_hooks_with_bookkeeping(
@@ -81,29 +100,37 @@ HOOKSET_NOINLINE HOOKSET_DECL progress run_observed_hooks(dispatch_frame& dispat
                                                           const hook_steps& steps) {
   dispatch_frame& f = dispatch;
   const hook_entry* const hooks = f.hooks_;
+  // What each hook calls, read once: the stretch changes none of it. (No current_: a plain hook
+  // never suspends. The hook's position and begin go to the frame only for a failure's end.)
+  dispatch_observers& observers = f.observers_;
+  const watched_functions& code = *observers.code;
+  const auto produce = steps.produce;
+  const auto take = steps.take;
+  std::size_t i = f.next_;
   // One HookEvent for the stretch, one clock reading per hook boundary.
-  HookEvent event = f.observers_.hook_event(f.slot_->name, hooks[f.next_], f.next_);
+  HookEvent event = code.hook_event(observers, f.slot_->name, hooks[i], i);
   do {
-    const hook_entry& hook = hooks[f.next_];
-    f.current_ = &hook;
-    f.hook_position_ = f.next_++;
+    const hook_entry& hook = hooks[i];
+    f.next_ = i + 1;  // (hooks_run counts a hook that throws)
     event.hook = hook.id();
     event.name = hook.record->name;
-    event.position = f.hook_position_;
+    event.position = i;
     event.duration = {};
-    f.hook_started_ = f.observers_.tell_hook_begin(event);
+    const hook_clock::ticks started = code.tell_hook_begin(observers, event);
     try {
-      steps.produce(dispatch, hook);
+      produce(dispatch, hook);
     } catch (...) {
+      f.hook_position_ = i;
+      f.hook_started_ = started;
       f.report_hook_end(hook, HookOutcome::failed, std::current_exception());
       throw;
     }
-    f.observers_.tell_hook_end(event, f.hook_started_);
-    if (steps.take) {
-      const progress after = steps.take(dispatch);
+    code.tell_hook_end(observers, event, started);
+    if (take) {
+      const progress after = take(dispatch);
       if (after != progress::more) return after;
     }
-  } while (f.next_ != f.count_ && hooks[f.next_].plain);
+  } while (++i != f.count_ && hooks[i].plain);
   return progress::more;
 }
 

@@ -92,8 +92,8 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step conclude_bookkept_hook(
 
 // The table a watched dispatch reaches all of the above through (events.hpp): what names it
 // (an observer, a context, a watched registration) brings that code into the file.
-// (Each entry calls the function of the same name; clang-format 14 cannot lay out a braced list
-// of lambdas.)
+// (Each entry is, or calls, the function of the same name; clang-format 14 cannot lay out a braced
+// list of lambdas.)
 // clang-format off
 struct watched_code_of {
   static constexpr watched_functions table() noexcept {
@@ -106,14 +106,9 @@ struct watched_code_of {
            std::string_view input) noexcept { o.do_result(slot, value, input); },
         [](dispatch_observers& o, std::string_view slot, std::size_t hooks_run,
            const std::exception_ptr& error) noexcept { o.do_end(slot, hooks_run, error); },
-        [](const dispatch_observers& o, std::string_view slot, const hook_entry& hook,
-           std::size_t position) noexcept { return o.do_hook_event(slot, hook, position); },
-        [](dispatch_observers& o, const HookEvent& event) noexcept {
-          return o.do_tell_hook_begin(event);
-        },
-        [](dispatch_observers& o, HookEvent& event, hook_clock::ticks hook_start) noexcept {
-          o.do_tell_hook_end(event, hook_start);
-        },
+        &dispatch_observers::do_hook_event,
+        &dispatch_observers::do_tell_hook_begin,
+        &dispatch_observers::do_tell_hook_end,
         [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
            std::size_t position) noexcept { return o.do_hook_begin(slot, hook, position); },
         [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,

@@ -257,10 +257,14 @@ struct dispatch_observers {
   void do_result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
   void do_end(std::string_view slot, std::size_t hooks_run,
               const std::exception_ptr& error) noexcept;
-  HookEvent do_hook_event(std::string_view slot, const hook_entry& hook,
-                          std::size_t position) const noexcept;
-  hook_clock::ticks do_tell_hook_begin(const HookEvent& event) noexcept;
-  void do_tell_hook_end(HookEvent& event, hook_clock::ticks hook_start) noexcept;
+  // (The three a stretch of observed plain hooks calls once per hook: static, the table's entries
+  // themselves, no call in between.)
+  static HookEvent do_hook_event(const dispatch_observers& self, std::string_view slot,
+                                 const hook_entry& hook, std::size_t position) noexcept;
+  static hook_clock::ticks do_tell_hook_begin(dispatch_observers& self,
+                                              const HookEvent& event) noexcept;
+  static void do_tell_hook_end(dispatch_observers& self, HookEvent& event,
+                               hook_clock::ticks hook_start) noexcept;
   hook_clock::ticks do_hook_begin(std::string_view slot, const hook_entry& hook,
                                   std::size_t position) noexcept;
   void do_hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,

@@ -32,12 +32,21 @@ namespace hookset::detail {
 // terminal decision), or a pending awaitable (the dispatch suspends).
 enum class progress : unsigned char { more, stop, suspended };
 
-// What the hook loop with bookkeeping (dispatch_frame::run_hooks_with_bookkeeping) and the
-// watched run of one hook (run_bookkept_hook) need of the slot's types: the entry points the
-// engine of each slot kind fills once (steps.hpp, bookkept_steps). The loop and the run
-// themselves - which hook runs how, its begin and events, its context, catching its failure, its
-// conclusion - are the frame's: one copy for every kind.
+// What the watched start (dispatch_frame::start_watched), the hook loop with bookkeeping
+// (run_hooks_with_bookkeeping) and the watched run of one hook (run_bookkept_hook) need of the
+// slot's types: the entry points the engine of each slot kind fills once (steps.hpp,
+// bookkept_steps). The start, the loop and the run themselves - the dispatch's begin and end,
+// which hook runs how, its begin and events, its context, catching its failure, its conclusion -
+// are the frame's: one copy for every kind.
 struct hook_steps {
+  // The rules over the snapshot (rules::start_snapshot): true when the dispatch is complete.
+  bool (*start_rules)(dispatch_frame& dispatch);
+  // The interceptors' start in a watched dispatch (the snapshot has interceptors and the dispatch
+  // is not the rest of another); null for a kind whose interceptors are delegated to (an
+  // attributing one: await_ready).
+  bool (*start_interceptors)(dispatch_frame& dispatch);
+  // The dispatch's result, told to observers that asked for values.
+  void (*report_result)(dispatch_frame& dispatch) noexcept;
   // Calls a synchronous hook; its output is kept aside until its fate is known.
   void (*call)(dispatch_frame& dispatch, const hook_entry& hook);
   // Starts a coroutine hook: its Task is pending, the dispatch suspends on it.
@@ -99,11 +108,14 @@ class dispatch_frame {
 
   // ---- a watched dispatch (impl/frame.ipp) ----------------------------------------------------
 
-  // The general start, before the slot's rules: who observes the dispatch (the observers of
-  // the one it is the rest of, or the process-wide and the set's), a context when a hook has a
-  // time limit, the code the watched parts run, and the context's begin (a stopped or late
-  // dispatch goes no further). What it throws was told to the observers as the end.
-  void begin_watching();
+  // The general start: observers, options, time limits or interceptors. Who observes the
+  // dispatch (the observers of the one it is the rest of, or the process-wide and the set's), a
+  // context when a hook has a time limit, the code the watched parts run, the context's begin (a
+  // stopped or late dispatch goes no further); then the interceptors or the rules, through the
+  // kind's `steps`; and the end when it completed (end_watching: else its driver ends it). True
+  // when the dispatch is complete. One function for the begin, the rules' call and the end: a
+  // watched dispatch that completes at once makes one call into the frame, not three.
+  bool start_watched(const hook_steps& steps);
   void begin_time_limits();  // (a hook's time limit sets a context; out of the way)
   // No error, for end_watching (a constant: no exception_ptr for the caller to make and free).
   static inline const std::exception_ptr no_error{};

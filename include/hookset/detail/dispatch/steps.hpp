@@ -1,7 +1,8 @@
 #pragma once
-// The entry points of a slot kind that the frame's hook loop with bookkeeping and its watched
-// run of one hook call (frame.hpp, hook_steps): what of them needs the slot's types - calling a
-// hook, keeping its output until its fate is known, taking an output, finishing. The loop and the
+// The entry points of a slot kind that the frame's watched start, its hook loop with bookkeeping
+// and its watched run of one hook call (frame.hpp, hook_steps): what of them needs the slot's
+// types - starting the rules or the interceptors, reporting the result, calling a hook, keeping
+// its output until its fate is known, taking an output, finishing. The start, the loop and the
 // run are the frame's, one copy for every kind.
 
 #include <exception>
@@ -13,6 +14,22 @@ namespace hookset::detail {
 
 template <class Kind, class... A>
 const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
+    // start_rules: the rules over the snapshot (one out-of-line copy: the plain start's too).
+    [](dispatch_frame& frame) { return rules::start_snapshot(static_cast<dispatch&>(frame)); },
+    // start_interceptors: through the snapshot's pointer, which its interceptors set (a file that
+    // registers none for this kind does not contain the layer). An attributing dispatch's are
+    // delegated to (await_ready): none here.
+    []() -> bool (*)(dispatch_frame&) {
+      if constexpr (attributes_result) {
+        return nullptr;
+      } else {
+        return [](dispatch_frame& frame) {
+          dispatch& self = static_cast<dispatch&>(frame);
+          return interceptors::code_of(*self.list_).start_in_context(self);
+        };
+      }
+    }(),
+    &watched_policy<dispatch>::report_result,
     // call: a synchronous hook, its output kept aside (staged_) until its fate is known.
     [](dispatch_frame& frame, const entry& hook) {
   dispatch& self = static_cast<dispatch&>(frame);

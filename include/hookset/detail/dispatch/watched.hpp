@@ -1,9 +1,10 @@
 #pragma once
 // The watched policy's start and end: a dispatch that observers watch, or that has options, a
-// hook with a time limit or interceptors, begins its bookkeeping (the frame's begin_watching:
-// who observes it, its context) before the rules, and ends it (end_watching) when it completes
-// - here or in its driver. The hooks' bookkeeping is the frame's loop (frame.ipp). Also the quiet
-// start: nobody watching, yet a hook that is not plain.
+// hook with a time limit or interceptors, begins its bookkeeping (who observes it, its context)
+// before the rules, and ends it when it completes - the frame's start_watched, one function for
+// the three, entering this kind's rules through its entry points (steps.hpp), or the driver
+// (end_watching). The hooks' bookkeeping is the frame's loop (frame.ipp). Also the quiet start:
+// nobody watching, yet a hook that is not plain.
 
 #include <exception>
 #include <type_traits>
@@ -18,8 +19,6 @@ class watched_policy {
   using Kind = typename Dispatch::kind;
   using output = typename Dispatch::output;
   using rules = typename Dispatch::rules;
-  using interceptors = typename Dispatch::interceptors;
-  static constexpr bool attributes_result = Dispatch::attributes_result;
 
  public:
   // Nothing to tell, nothing to stop, no interceptor, yet not every hook plain (coroutine
@@ -29,30 +28,10 @@ class watched_policy {
     self.observers_.code = self.list_ ? self.list_->watched : nullptr;
     return rules::start_snapshot(self);
   }
-  // The general start: observers, options, time limits or interceptors.
-  HOOKSET_NOINLINE static bool start(Dispatch& self) {
-    self.begin_watching();  // (frame.hpp: tells its own failure)
-    try {
-      if constexpr (!attributes_result) {  // (an attributing one delegates: await_ready)
-        if (self.list_ && self.list_->any_interceptor() && !self.intercepted_by()) [[unlikely]] {
-          if (interceptors::code_of(*self.list_).start_in_context(self)) {
-            complete(self, Dispatch::no_error);
-            return true;
-          }
-          if (self.has_context()) self.context_->arm_deadline();
-          return false;
-        }
-      }
-      if (rules::start_snapshot(self)) {
-        complete(self, Dispatch::no_error);
-        return true;
-      }
-      if (self.has_context()) self.context_->arm_deadline();
-      return false;
-    } catch (...) {
-      complete(self, std::current_exception());
-      throw;
-    }
+  // The general start: observers, options, time limits or interceptors - the frame's
+  // (frame.ipp), which enters this kind's rules or interceptors through its entry points.
+  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
+    return self.start_watched(Dispatch::bookkept_steps);
   }
 
   // The dispatch is over (with `error`, or not): tells the observers, stops its timers.
