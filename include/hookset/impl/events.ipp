@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -27,16 +28,17 @@ HOOKSET_NOINLINE HOOKSET_DECL std::string decision_text(std::string_view kind,
   return text;
 }
 
-HOOKSET_DECL void dispatch_observers::do_begin(std::string_view slot, Observer* process_wide,
-                                               Observer* set_observer, bool slot_values) noexcept {
-  global = process_wide;
-  set = set_observer;
-  id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
-  global_hook_events = global && global->wants_hook_events();
-  set_hook_events = set && set->wants_hook_events();
-  hook_events = global_hook_events || set_hook_events;
-  values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
-  has_boundary = false;
+HOOKSET_DECL void dispatch_observers::do_begin(dispatch_observers& self, std::string_view slot,
+                                               Observer* process_wide, Observer* set_observer,
+                                               bool slot_values) noexcept {
+  Observer* const global = self.global = process_wide;
+  Observer* const set = self.set = set_observer;
+  const std::uint64_t id = self.id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
+  self.global_hook_events = global && global->wants_hook_events();
+  self.set_hook_events = set && set->wants_hook_events();
+  self.hook_events = self.global_hook_events || self.set_hook_events;
+  self.values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
+  self.has_boundary = false;
   notify(global, &Observer::on_dispatch_begin, slot, id);
   notify(set, &Observer::on_dispatch_begin, slot, id);
 }
@@ -48,11 +50,12 @@ HOOKSET_DECL void dispatch_observers::do_result(std::string_view slot, std::stri
   if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
 }
 
-HOOKSET_DECL void dispatch_observers::do_end(std::string_view slot, std::size_t hooks_run,
+HOOKSET_DECL void dispatch_observers::do_end(dispatch_observers& self, std::string_view slot,
+                                             std::size_t hooks_run,
                                              const std::exception_ptr& error) noexcept {
-  if (global && current_observer() == global)
-    notify(global, &Observer::on_dispatch_end, slot, id, hooks_run, error);
-  notify(set, &Observer::on_dispatch_end, slot, id, hooks_run, error);
+  if (self.global && current_observer() == self.global)
+    notify(self.global, &Observer::on_dispatch_end, slot, self.id, hooks_run, error);
+  notify(self.set, &Observer::on_dispatch_end, slot, self.id, hooks_run, error);
 }
 
 HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::do_hook_event(

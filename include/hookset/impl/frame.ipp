@@ -14,7 +14,6 @@
 namespace hookset::detail {
 
 HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_steps& steps) {
-  next_ = 0;  // (what the end reports, when the start fails; the rules' start sets the rest)
   // What watched it before it started: its options (a context) - or, the rest of an intercepted
   // dispatch, that dispatch.
   dispatch_context* context = context_if_any();
@@ -31,21 +30,26 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_step
     observers_.begin(slot_->name, global, set_observer_, slot_->trace_values);
     observing = true;
   }
+  const hook_list* const list = list_;
+  // (The rest of an intercepted dispatch runs the hooks past the interceptors.)
+  const bool intercepting = list && list->any_interceptor() && !outer;
   try {
-    if (list_ && list_->any_time_limit && !context) [[unlikely]] {
+    if (list && list->any_time_limit && !context) [[unlikely]] {
       begin_time_limits();
       context = context_;
     }
     // The code of the watched parts (events.hpp): the observers' (begin, adopt_observers), else
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
     if (!observing)
-      observers_.code = context ? context->watched() : list_ ? list_->watched : nullptr;
+      observers_.code = context ? context->watched() : list ? list->watched : nullptr;
     if (context) context->begin(scoped_context(), slot_->name);
-    bool done;
-    if (steps.start_interceptors && list_ && list_->any_interceptor() && !outer) [[unlikely]]
-      done = steps.start_interceptors(*this);
-    else done = steps.start_rules(*this);
-    if (!done) {
+  } catch (...) {
+    next_ = 0;  // (the hooks run, for the end: none)
+    if (flags_ & watched) end_watching(std::current_exception(), steps.report_result);
+    throw;
+  }
+  try {
+    if (!(intercepting ? steps.start_interceptors(*this) : steps.start_rules(*this))) {
       if (context) context->arm_deadline();
       return false;  // (its driver ends it: end_watching)
     }

@@ -98,14 +98,10 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step conclude_bookkept_hook(
 struct watched_code_of {
   static constexpr watched_functions table() noexcept {
     return {
-        [](dispatch_observers& o, std::string_view slot, Observer* process_wide,
-           Observer* set_observer, bool slot_values) noexcept {
-          o.do_begin(slot, process_wide, set_observer, slot_values);
-        },
+        &dispatch_observers::do_begin,
         [](dispatch_observers& o, std::string_view slot, std::string_view value,
            std::string_view input) noexcept { o.do_result(slot, value, input); },
-        [](dispatch_observers& o, std::string_view slot, std::size_t hooks_run,
-           const std::exception_ptr& error) noexcept { o.do_end(slot, hooks_run, error); },
+        &dispatch_observers::do_end,
         &dispatch_observers::do_hook_event,
         &dispatch_observers::do_tell_hook_begin,
         &dispatch_observers::do_tell_hook_end,

@@ -252,13 +252,13 @@ struct dispatch_observers {
   friend struct watched_code_of;  // (impl/hook_outcome.ipp: the table)
 
   // The code behind the functions above (<hookset/impl/events.ipp>).
-  void do_begin(std::string_view slot, Observer* process_wide, Observer* set_observer,
-                bool slot_values) noexcept;
+  // (Those a dispatch calls each time, or per hook: static, the table's entries themselves, no
+  // call in between.)
+  static void do_begin(dispatch_observers& self, std::string_view slot, Observer* process_wide,
+                       Observer* set_observer, bool slot_values) noexcept;
   void do_result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
-  void do_end(std::string_view slot, std::size_t hooks_run,
-              const std::exception_ptr& error) noexcept;
-  // (The three a stretch of observed plain hooks calls once per hook: static, the table's entries
-  // themselves, no call in between.)
+  static void do_end(dispatch_observers& self, std::string_view slot, std::size_t hooks_run,
+                     const std::exception_ptr& error) noexcept;
   static HookEvent do_hook_event(const dispatch_observers& self, std::string_view slot,
                                  const hook_entry& hook, std::size_t position) noexcept;
   static hook_clock::ticks do_tell_hook_begin(dispatch_observers& self,

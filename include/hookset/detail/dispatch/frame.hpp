@@ -42,8 +42,7 @@ struct hook_steps {
   // The rules over the snapshot (rules::start_snapshot): true when the dispatch is complete.
   bool (*start_rules)(dispatch_frame& dispatch);
   // The interceptors' start in a watched dispatch (the snapshot has interceptors and the dispatch
-  // is not the rest of another); null for a kind whose interceptors are delegated to (an
-  // attributing one: await_ready).
+  // is not the rest of another).
   bool (*start_interceptors)(dispatch_frame& dispatch);
   // The dispatch's result, told to observers that asked for values.
   void (*report_result)(dispatch_frame& dispatch) noexcept;

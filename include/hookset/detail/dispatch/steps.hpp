@@ -17,18 +17,13 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
     // start_rules: the rules over the snapshot (one out-of-line copy: the plain start's too).
     [](dispatch_frame& frame) { return rules::start_snapshot(static_cast<dispatch&>(frame)); },
     // start_interceptors: through the snapshot's pointer, which its interceptors set (a file that
-    // registers none for this kind does not contain the layer). An attributing dispatch's are
-    // delegated to (await_ready): none here.
-    []() -> bool (*)(dispatch_frame&) {
-      if constexpr (attributes_result) {
-        return nullptr;
-      } else {
-        return [](dispatch_frame& frame) {
-          dispatch& self = static_cast<dispatch&>(frame);
-          return interceptors::code_of(*self.list_).start_in_context(self);
-        };
-      }
-    }(),
+    // registers none for this kind does not contain the layer). (An attributing dispatch
+    // delegates to its interceptors before it would start here, await_ready: never called.)
+    [](dispatch_frame& frame) {
+      dispatch& self = static_cast<dispatch&>(frame);
+      if constexpr (attributes_result) return rules::start_snapshot(self);
+      else return interceptors::code_of(*self.list_).start_in_context(self);
+    },
     &watched_policy<dispatch>::report_result,
     // call: a synchronous hook, its output kept aside (staged_) until its fate is known.
     [](dispatch_frame& frame, const entry& hook) {
