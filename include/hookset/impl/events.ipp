@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -31,16 +30,17 @@ HOOKSET_NOINLINE HOOKSET_DECL std::string decision_text(std::string_view kind,
 HOOKSET_DECL void dispatch_observers::do_begin(dispatch_observers& self, std::string_view slot,
                                                Observer* process_wide, Observer* set_observer,
                                                bool slot_values) noexcept {
-  Observer* const global = self.global = process_wide;
-  Observer* const set = self.set = set_observer;
-  const std::uint64_t id = self.id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
-  self.global_hook_events = global && global->wants_hook_events();
-  self.set_hook_events = set && set->wants_hook_events();
+  self.global = process_wide;
+  self.set = set_observer;
+  self.id = next_dispatch_id.fetch_add(1, std::memory_order_relaxed);
+  self.global_hook_events = self.global && self.global->wants_hook_events();
+  self.set_hook_events = self.set && self.set->wants_hook_events();
   self.hook_events = self.global_hook_events || self.set_hook_events;
-  self.values = slot_values || (global && global->wants_values()) || (set && set->wants_values());
+  self.values = slot_values || (self.global && self.global->wants_values()) ||
+                (self.set && self.set->wants_values());
   self.has_boundary = false;
-  notify(global, &Observer::on_dispatch_begin, slot, id);
-  notify(set, &Observer::on_dispatch_begin, slot, id);
+  notify(self.global, &Observer::on_dispatch_begin, slot, self.id);
+  notify(self.set, &Observer::on_dispatch_begin, slot, self.id);
 }
 
 HOOKSET_DECL void dispatch_observers::do_result(std::string_view slot, std::string_view value,
@@ -58,9 +58,9 @@ HOOKSET_DECL void dispatch_observers::do_end(dispatch_observers& self, std::stri
   notify(self.set, &Observer::on_dispatch_end, slot, self.id, hooks_run, error);
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL HookEvent dispatch_observers::do_hook_event(
-    const dispatch_observers& self, std::string_view slot, const hook_entry& hook,
-    std::size_t position) noexcept {
+HOOKSET_NOINLINE HOOKSET_DECL HookEvent
+dispatch_observers::do_hook_event(const dispatch_observers& self, std::string_view slot,
+                                  const hook_entry& hook, std::size_t position) noexcept {
   HookEvent event;
   event.slot = slot;
   event.dispatch_id = self.id;

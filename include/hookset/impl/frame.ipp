@@ -40,8 +40,7 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_step
     }
     // The code of the watched parts (events.hpp): the observers' (begin, adopt_observers), else
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
-    if (!observing)
-      observers_.code = context ? context->watched() : list ? list->watched : nullptr;
+    if (!observing) observers_.code = context ? context->watched() : list ? list->watched : nullptr;
     if (context) context->begin(scoped_context(), slot_->name);
   } catch (...) {
     next_ = 0;  // (the hooks run, for the end: none)
@@ -49,7 +48,16 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_step
     throw;
   }
   try {
-    if (!(intercepting ? steps.start_interceptors(*this) : steps.start_rules(*this))) {
+    bool done;
+    if (intercepting) [[unlikely]]
+      done = steps.start_interceptors(*this);
+    else if (observing && !context && !observers_.hook_events && steps.start_plain && list &&
+             list->all_plain)
+      // Observers alone, told only the dispatch's begin and end: the hooks run as an unwatched
+      // dispatch's (nothing in the loop has anything to tell or to stop).
+      done = steps.start_plain(*this);
+    else done = steps.start_rules(*this);
+    if (!done) {
       if (context) context->arm_deadline();
       return false;  // (its driver ends it: end_watching)
     }

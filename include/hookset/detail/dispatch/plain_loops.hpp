@@ -64,6 +64,32 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
     else return Dispatch::rules::start_snapshot(self);
   }
 
+  // run_fold for a dispatch that observers alone watch and that asks nothing of its hooks (the
+  // frame's watched start, hook_steps::start_plain): its observers are told the hooks run at its
+  // end, so next_ counts them - the hook that threw included, none when the default threw.
+  HOOKSET_NOINLINE static bool run_fold_counted(Dispatch& self) {
+    const hook_list& list = *self.list_;
+    const default_fn default_sync = self.slot().default_sync;
+    if (!fold_runs(list, default_sync)) [[unlikely]]
+      return Dispatch::rules::start_snapshot(self);
+    lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    const hook_entry* const first = list.hooks.data();
+    const hook_entry* const end = first + list.hooks.size();
+    const hook_entry* hook = first;
+    const bool has_last = Kind::is_always || hook == end;
+    self.next_ = 0;
+    const result last = has_last ? self.call_with_args(default_sync, nullptr) : result{};
+    try {
+      self.value_ =
+          fold_hooks(hook, end, last, has_last, self.args_, std::index_sequence_for<A...>{});
+    } catch (...) {
+      self.next_ = static_cast<std::size_t>(hook - first) + 1;
+      throw;
+    }
+    self.next_ = list.hooks.size();
+    if constexpr (attributes_result) self.producer_ = first == end ? nullptr : end - 1;
+    return true;
+  }
   // Dispatch::run_if_synchronous: the dispatch of an Asio operation, run now when it cannot
   // suspend and has nothing to stop or report (the kinds of the fold and chain loops; keyed
   // slots and the others take the operation's general path).
