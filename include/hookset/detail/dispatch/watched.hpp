@@ -29,8 +29,11 @@ class watched_policy {
     return rules::start_snapshot(self);
   }
   // The general start: observers, options, time limits or interceptors - the frame's
-  // (frame.ipp), which enters this kind's rules or interceptors through its entry points.
-  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
+  // (frame.ipp), which enters this kind's rules or interceptors through its entry points. (Out
+  // of line, a jump to the frame's: called from await_ready with the dispatch itself, GCC lays
+  // out every dispatch's call site as before; calling the frame there cost keyed and Asio rows
+  // an instruction.)
+  HOOKSET_NOINLINE static bool start(Dispatch& self) {
     return self.start_watched(Dispatch::bookkept_steps);
   }
 
