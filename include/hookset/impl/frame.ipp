@@ -14,6 +14,7 @@
 namespace hookset::detail {
 
 HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_steps& steps) {
+  next_ = 0;  // (what the end reports, when the start fails; the rules' start sets the rest)
   // What watched it before it started: its options (a context) - or, the rest of an intercepted
   // dispatch, that dispatch.
   dispatch_context* context = context_if_any();
@@ -42,12 +43,6 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::start_watched(const hook_step
     // the context's, else that of a hook that always needs it. (None: nothing is watched.)
     if (!observing) observers_.code = context ? context->watched() : list ? list->watched : nullptr;
     if (context) context->begin(scoped_context(), slot_->name);
-  } catch (...) {
-    next_ = 0;  // (the hooks run, for the end: none)
-    if (flags_ & watched) end_watching(std::current_exception(), steps.report_result);
-    throw;
-  }
-  try {
     bool done;
     if (intercepting) [[unlikely]]
       done = steps.start_interceptors(*this);
