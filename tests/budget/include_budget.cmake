@@ -143,8 +143,8 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # +20,610 and +23,114), no new standard include: the dispatch's five flag bits - the frame's
 # accessors of what watches a dispatch (has_context, observed, hook_events, bookkept) and the
 # rules' finish_stopped, where two bits had been tested in place.
-# Raised 2026-11-30 to hook_set.hpp +20,720 and hookset.hpp +23,220 (measured +20,683 and
-# +23,187; 842492c +20,610 and +23,114), no new standard include: issue 39's watching rows - a
+# Raised 2026-11-30 to hook_set.hpp +20,720 and hookset.hpp +23,220 (measured +20,678 and
+# +23,182; 842492c +20,610 and +23,114), no new standard include: issue 39's watching rows - a
 # watched dispatch's begin, rules and end as one function of the frame (start_watched) with the
 # kind's entry points it needs (its rules, interceptors, result report and plain start), and the
 # fold loop that counts the hooks run for observers that see only the dispatch's begin and end
