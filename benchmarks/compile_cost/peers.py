@@ -14,6 +14,11 @@ object, the machine's load while it ran, and the targets of issue 39.
     python3 benchmarks/compile_cost/peers.py --sizes 1 --opts O0 --rounds 1 --run  # smoke test
     python3 benchmarks/compile_cost/peers.py --json build/peers.json   # also every sample
 
+`events_separate` is the hookset program again, compiled with HOOKSET_SEPARATE_COMPILATION: the
+code that does not depend on a slot's types is then compiled once per program, in the one file
+that includes <hookset/impl/src.hpp> (not counted, as libsigc++'s library is not: both are
+compiled once for a whole program); `--run` compiles that file too, to link.
+
 Flags: `-std=c++20 -I include` plus the level (and `pkg-config --cflags sigc++-3.0` for the
 libsigc++ program), compile only (-c); `--run` also links every object of the first round and
 runs it (each program checks its own results). A peer that is not installed (no
@@ -42,9 +47,12 @@ sys.path.insert(0, HERE)
 import generate  # noqa: E402
 
 LABELS = {"events_stdfunction": "std::function loop", "events_sigcxx": "libsigc++ 3",
-          "events_signals2": "Boost.Signals2", "events": "hookset"}
-# Table columns, cheapest first as in issue 39.
-COLUMNS = ["events_stdfunction", "events_sigcxx", "events_signals2", "events"]
+          "events_signals2": "Boost.Signals2", "events": "hookset",
+          "events_separate": "hookset, separate compilation"}
+# Table columns, cheapest first as in issue 39, then hookset's separate-compilation mode.
+COLUMNS = ["events_stdfunction", "events_sigcxx", "events_signals2", "events", "events_separate"]
+MODES = generate.EVENT_MODES + ["events_separate"]
+SEPARATE = "-DHOOKSET_SEPARATE_COMPILATION"
 
 
 @dataclass
@@ -221,8 +229,12 @@ def print_targets(cells: dict, labels: dict[str, str]) -> None:
             if not r:
                 continue
             x = statistics.median(r)
+            separate = ratios(cells.get((opt, n, c, "events_separate"), Cell(opt, n, c, "")),
+                              cells.get((opt, n, c, peer)))
             lines.append(f"- {'PASS' if x <= bound else 'MISS'} {labels[c]} {opt}, {n} events: hookset "
-                         f"{x:.2f}x {LABELS[peer]} (target ≤ {bound:g}x)")
+                         f"{x:.2f}x {LABELS[peer]} (target ≤ {bound:g}x)" +
+                         (f"; with separate compilation {statistics.median(separate):.2f}x"
+                          if separate else ""))
     if lines:
         print("### compile-cost targets against the peers (issue 39)")
         print()
@@ -231,6 +243,16 @@ def print_targets(cells: dict, labels: dict[str, str]) -> None:
 
 
 # ---- main ---------------------------------------------------------------------------------------
+
+def separate_part(cxx: str, flags: list[str], work: str) -> str:
+    """The object of the program's one file with <hookset/impl/src.hpp>, for `--run` only."""
+    source = os.path.join(work, "hookset_src.cpp")
+    with open(source, "w", encoding="utf-8") as f:
+        f.write("#include <hookset/impl/src.hpp>\n")
+    obj = os.path.join(work, f"hookset_src_{os.path.basename(cxx)}{flags[0]}.o")
+    subprocess.run([cxx, *flags, "-c", source, "-o", obj], check=True)
+    return obj
+
 
 def pick(*names: str) -> str | None:
     return next((n for n in names if shutil.which(n)), None)
@@ -244,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opts", nargs="+", default=["O0", "O2"],
                         help="optimisation levels without the dash (default O0 O2)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    parser.add_argument("--modes", nargs="+", choices=generate.EVENT_MODES, default=generate.EVENT_MODES,
-                        help="programs (default: all four)")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=MODES,
+                        help="programs (default: all five)")
     parser.add_argument("--include", default=os.path.join(ROOT, "include"), help="hookset's include directory")
     parser.add_argument("--extra-flags", default="", help="more compiler flags, space-separated")
     parser.add_argument("--run", action="store_true", help="link and run the first round's objects")
@@ -283,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in args.sizes:
                 sources[mode, n] = os.path.join(work, f"{mode}_{n}.cpp")
                 with open(sources[mode, n], "w", encoding="utf-8") as f:
-                    f.write(generate.generate(n, mode))
+                    f.write(generate.generate(n, "events" if mode == "events_separate" else mode))
         for r in range(max(1, args.rounds)):
             for opt in args.opts:
                 for n in args.sizes:
@@ -298,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                             flags = [opt, "-std=c++20", "-I", args.include, *args.extra_flags.split()]
                             if mode == "events_sigcxx":
                                 flags += sig_cflags
+                            if mode == "events_separate":
+                                flags.append(SEPARATE)
                             load.sample()
                             code, cpu, wall, peak, errors = timed([c, *flags, "-c", sources[mode, n], "-o", obj])
                             if code != 0:
@@ -312,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                             if args.run and r == 0:
                                 exe = obj[:-2] + ".exe"
                                 libs = sig_libs if mode == "events_sigcxx" else []
+                                if mode == "events_separate":
+                                    libs = [separate_part(c, flags, work)]
                                 linked = subprocess.run([c, obj, "-o", exe, *libs], capture_output=True)
                                 if linked.returncode != 0 or subprocess.run([exe]).returncode != 0:
                                     cell.error = "link failed" if linked.returncode else "WRONG RESULTS"

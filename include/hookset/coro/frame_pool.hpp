@@ -47,8 +47,8 @@ class frame_pool {
   }
 
   static void deallocate(void* pointer, std::size_t size) noexcept {
-    if (size > max_pooled_size || !keep(pointer, size_class(size)))
-      release(pointer, block_size(size));
+    if (size > max_pooled_size) release(pointer, size);
+    else keep_or_release(pointer, size_class(size));
   }
 
  private:
@@ -91,18 +91,23 @@ class frame_pool {
     --cache.count[cls];
     return block;
   }
-  // Keeps `block` of class `cls` in this thread's cache: false when it does not take it. Only an
-  // alive cache takes blocks: never one already destroyed at thread exit.
-  HOOKSET_THREAD_LOCAL_ACCESS static bool keep(void* block, std::size_t cls) noexcept {
+  // Keeps `block` of class `cls` in this thread's cache, or gives it back to ::operator delete.
+  // Only an alive cache takes blocks: never one already destroyed at thread exit. (The rare cases
+  // out of line, reached by a tail call: the common one then saves no register.)
+  HOOKSET_THREAD_LOCAL_ACCESS static void keep_or_release(void* block, std::size_t cls) noexcept {
     thread_cache& cache = local_cache;
-    if (cache.status != state::alive) [[unlikely]] {
-      if (cache.status == state::destroyed || !adopt_cache()) return false;
-    }
-    if (cache.count[cls] >= max_blocks_per_class) return false;
+    if (cache.status != state::alive || cache.count[cls] >= max_blocks_per_class) [[unlikely]]
+      return release_unless_adopted(block, cls);
     cache.head[cls] = ::new (block) free_block{cache.head[cls]};
     ++cache.count[cls];
     poison(block, (cls + 1) * size_step);
-    return true;
+  }
+  // keep_or_release() when the cache is full, destroyed or not yet created (then made alive
+  // here, and the block kept).
+  HOOKSET_NOINLINE static void release_unless_adopted(void* block, std::size_t cls) noexcept {
+    if (local_cache.status == state::not_created && adopt_cache())
+      return keep_or_release(block, cls);
+    release(block, (cls + 1) * size_step);
   }
 
   // Size class `c` holds blocks of (c + 1) * size_step bytes.

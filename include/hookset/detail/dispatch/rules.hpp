@@ -96,9 +96,27 @@ class dispatch_rules {
       self.next_ = self.count_ = self.produced_ = self.plain_end_ = 0;
     if constexpr (Kind::is_always) {
       if (!call_default(self, &after_head)) return false;
+      if constexpr (Kind::has_aggregate && !Kind::has_chain) return aggregate_default_alone(self);
       if (take_output(self) == next::suspended) return false;
     }
     return finish(self);
+  }
+  // An aggregate with no hook receives the default's output alone, collected in a vector made
+  // for exactly one (no growth; an unwatched dispatch: no output watch to tell).
+  HOOKSET_ALWAYS_INLINE static bool aggregate_default_alone(Dispatch& self) {
+    using collected = typename Dispatch::collected;
+    std::vector<collected> alone;
+    if constexpr (std::is_default_constructible_v<result> &&
+                  std::is_nothrow_move_assignable_v<result>) {
+      alone = std::vector<collected>(1);
+      if constexpr (attributed) alone.front().value = std::move(*self.value_);
+      else alone.front() = std::move(*self.value_);
+    } else {
+      alone.reserve(1);
+      if constexpr (attributed) alone.emplace_back(attribute{*self.value_, nullptr});
+      else alone.push_back(std::move(*self.value_));
+    }
+    return aggregate_outputs(self, std::move(alone));
   }
   HOOKSET_NOINLINE static bool start_without_hooks_outlined(Dispatch& self) {
     return start_without_hooks(self);
@@ -234,14 +252,30 @@ class dispatch_rules {
     }
   }
   HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
-    if constexpr (Kind::has_aggregate)
-      return self.aggregate_.visit([&](auto& aggregate) {
-        return call_producer(self, aggregate, std::move(self.outputs_));
-      });
+    if constexpr (Kind::has_aggregate) return aggregate_outputs(self, std::move(self.outputs_));
     else if constexpr (Kind::has_finalize)
       return self.finalize_.visit(
           [&](auto& finalize) { return call_producer(self, finalize, std::move(*self.value_)); });
     else return true;  // the result is value_ itself
+  }
+  // The aggregate's call on the outputs. Outputs that own memory (a verdict's strings) make it
+  // large: one copy out of line, for the hooks' outputs and the default's alone; outputs that
+  // are plain values keep it inline (a call would cost a one-hook dispatch 2 %).
+  template <class Outputs>  // (a template: outputs_ does not exist without an aggregate)
+  HOOKSET_ALWAYS_INLINE static bool aggregate_outputs(Dispatch& self, Outputs&& outputs) {
+    if constexpr (std::is_trivially_copyable_v<result>)
+      return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
+    else return aggregate_outputs_outlined(self, std::forward<Outputs>(outputs));
+  }
+  template <class Outputs>
+  HOOKSET_ALWAYS_INLINE static bool aggregate_outputs_here(Dispatch& self, Outputs&& outputs) {
+    return self.aggregate_.visit([&](auto& aggregate) {
+      return call_producer(self, aggregate, std::forward<Outputs>(outputs));
+    });
+  }
+  template <class Outputs>
+  HOOKSET_NOINLINE static bool aggregate_outputs_outlined(Dispatch& self, Outputs&& outputs) {
+    return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
