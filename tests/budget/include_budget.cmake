@@ -149,10 +149,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # kind's entry points it needs (its rules, interceptors, result report and plain start), and the
 # fold loop that counts the hooks run for observers that see only the dispatch's begin and end
 # (plain_loops::run_fold_counted, ~25 lines).
+# Raised 2026-11-30 (eighth session) to hook_set.hpp +20,760 and hookset.hpp +23,260 (measured
+# +20,717 and +23,221), no new standard include: an aggregate with no hook collects the
+# default's output in a vector made for one, the aggregate's call on outputs that own memory out
+# of line, and the frame pool's rare cases behind a tail call (~40 lines).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20720"
-  "hookset/hookset.hpp=23220")
+  "hookset/hook_set.hpp=20760"
+  "hookset/hookset.hpp=23260")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -9,8 +9,9 @@
 // This class is the awaitable: it reads the run-time facts once, when the dispatch starts
 // (start_now: nobody watching and every hook plain, quiet, watched, intercepted), and holds the
 // state. What runs it are layers over it, each a class of its own and a friend of it:
-//   frame.hpp           the state that names no type of the slot (a base), and the loop with
-//                       bookkeeping over erased steps (steps.hpp), compiled once
+//   frame.hpp           the state that names no type of the slot (a base), the watched start
+//                       (begin, rules, end) and the loop with bookkeeping over the kind's entry
+//                       points (steps.hpp), compiled once
 //   rules.hpp           start / take_output / finish: what the default, the outputs and the
 //                       companions mean; pipeline_rules.hpp: a Pipeline's decisions
 //   hook_loop.hpp       the hooks from next_ on: the plain stretch inline, the rest in the

@@ -44,10 +44,10 @@ struct hook_steps {
   // The interceptors' start in a watched dispatch (the snapshot has interceptors and the dispatch
   // is not the rest of another).
   bool (*start_interceptors)(dispatch_frame& dispatch);
-  // The plain policy's start, for a dispatch whose hooks are all plain (hook_list::all_plain) and
-  // that observers alone watch, asking for no hook events: the hand-written loop of an unwatched
-  // dispatch (plain_loops.hpp), counting the hooks run (next_) for the end. Null for the kinds
-  // without such a loop (a fold's only): the rules run it.
+  // The hand-written loop of an unwatched dispatch (plain_loops.hpp), for a dispatch that only
+  // observers watch, asking for no hook events, whose hooks are all plain (hook_list::all_plain):
+  // it counts the hooks run (next_) for the end. A fold has one; for the other kinds it is null
+  // and the rules run the dispatch.
   bool (*start_plain)(dispatch_frame& dispatch);
   // The dispatch's result, told to observers that asked for values.
   void (*report_result)(dispatch_frame& dispatch) noexcept;
