@@ -213,6 +213,17 @@ struct hook_entry {
   FailurePolicy on_failure = FailurePolicy::propagate;
   std::shared_ptr<const hook_record> record;
 
+  // Copying and destroying an entry are out of line: the registration path copies and destroys
+  // vectors of entries in several places (the copy-on-write copy, the list's destructor, insert,
+  // erase), and each inlined copy of shared_ptr's reference counting weighed ~0.2 KB in every
+  // file that registers a hook. Moves stay inline (they do not touch the count).
+  hook_entry() = default;
+  HOOKSET_NOINLINE HOOKSET_DECL hook_entry(const hook_entry& other) noexcept;
+  hook_entry(hook_entry&&) noexcept = default;
+  HOOKSET_NOINLINE HOOKSET_DECL hook_entry& operator=(const hook_entry& other) noexcept;
+  hook_entry& operator=(hook_entry&&) noexcept = default;
+  HOOKSET_NOINLINE HOOKSET_DECL ~hook_entry();
+
   HookId id() const noexcept { return record->id; }
   int priority() const noexcept { return record->priority; }
   bool validates() const noexcept { return record->validates; }

@@ -43,11 +43,12 @@ HOOKSET_DECL void dispatch_observers::do_begin(dispatch_observers& self, std::st
   notify(self.set, &Observer::on_dispatch_begin, slot, self.id);
 }
 
-HOOKSET_DECL void dispatch_observers::do_result(std::string_view slot, std::string_view value,
+HOOKSET_DECL void dispatch_observers::do_result(dispatch_observers& self, std::string_view slot,
+                                                std::string_view value,
                                                 std::string_view input) noexcept {
-  if (global && current_observer() == global)
-    tell_observer([&] { global->on_dispatch_result(slot, id, value, input); });
-  if (set) tell_observer([&] { set->on_dispatch_result(slot, id, value, input); });
+  if (self.global && current_observer() == self.global)
+    tell_observer([&] { self.global->on_dispatch_result(slot, self.id, value, input); });
+  if (self.set) tell_observer([&] { self.set->on_dispatch_result(slot, self.id, value, input); });
 }
 
 HOOKSET_DECL void dispatch_observers::do_end(dispatch_observers& self, std::string_view slot,
@@ -87,45 +88,45 @@ HOOKSET_NOINLINE HOOKSET_DECL void dispatch_observers::do_tell_hook_end(
   self.has_boundary = true;
 }
 
-HOOKSET_DECL hook_clock::ticks dispatch_observers::do_hook_begin(std::string_view slot,
+HOOKSET_DECL hook_clock::ticks dispatch_observers::do_hook_begin(dispatch_observers& self,
+                                                                 std::string_view slot,
                                                                  const hook_entry& hook,
                                                                  std::size_t position) noexcept {
-  return do_tell_hook_begin(*this, do_hook_event(*this, slot, hook, position));
+  return do_tell_hook_begin(self, do_hook_event(self, slot, hook, position));
 }
 
 HOOKSET_DECL void dispatch_observers::do_hook_end(
-    std::string_view slot, const hook_entry& hook, std::size_t position,
+    dispatch_observers& self, std::string_view slot, const hook_entry& hook, std::size_t position,
     hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
     std::string_view decision, std::string_view reason, bool rewritten) noexcept {
-  HookEvent event = do_hook_event(*this, slot, hook, position);
+  HookEvent event = do_hook_event(self, slot, hook, position);
   event.outcome = outcome;
   event.error = std::move(error);
   event.decision = decision;
   event.reason = reason;
   event.rewritten = rewritten;
-  do_tell_hook_end(*this, event, hook_start);
+  do_tell_hook_end(self, event, hook_start);
 }
 
 HOOKSET_DECL hook_clock::ticks dispatch_observers::do_interceptor_begin(
-    std::string_view slot, const hook_entry& interceptor, std::size_t position) noexcept {
-  HookEvent event = do_hook_event(*this, slot, interceptor, position);
+    dispatch_observers& self, std::string_view slot, const hook_entry& interceptor,
+    std::size_t position) noexcept {
+  HookEvent event = do_hook_event(self, slot, interceptor, position);
   event.interceptor = true;
-  return do_tell_hook_begin(*this, event);
+  return do_tell_hook_begin(self, event);
 }
 
-HOOKSET_DECL void dispatch_observers::do_interceptor_end(std::string_view slot,
-                                                         const hook_entry& interceptor,
-                                                         std::size_t position,
-                                                         hook_clock::ticks started,
-                                                         std::exception_ptr error) noexcept {
-  HookEvent event = do_hook_event(*this, slot, interceptor, position);
+HOOKSET_DECL void dispatch_observers::do_interceptor_end(
+    dispatch_observers& self, std::string_view slot, const hook_entry& interceptor,
+    std::size_t position, hook_clock::ticks started, std::exception_ptr error) noexcept {
+  HookEvent event = do_hook_event(self, slot, interceptor, position);
   event.interceptor = true;
   if (error) {
     event.outcome = HookOutcome::failed;
     event.error = std::move(error);
   }
-  do_tell_hook_end(*this, event, started);
-  forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
+  do_tell_hook_end(self, event, started);
+  self.forget_boundary();  // (an enclosing interceptor's end is a reading of its own)
 }
 
 HOOKSET_DECL void dispatch_observers::each_wanting(void (Observer::*event)(const HookEvent&),

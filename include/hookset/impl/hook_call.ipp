@@ -71,4 +71,19 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
   return entry;
 }
 
+// (Inline as declared, in header-only mode; never inlined.)
+hook_entry::hook_entry(const hook_entry& other) noexcept
+    : object(other.object),
+      sync(other.sync),
+      async(other.async),
+      quiet(other.quiet),
+      plain(other.plain),
+      on_failure(other.on_failure),
+      record(other.record) {}
+hook_entry& hook_entry::operator=(const hook_entry& other) noexcept {
+  hook_entry copy(other);
+  return *this = std::move(copy);
+}
+hook_entry::~hook_entry() {}
+
 }  // namespace hookset::detail

@@ -92,36 +92,20 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_step conclude_bookkept_hook(
 
 // The table a watched dispatch reaches all of the above through (events.hpp): what names it
 // (an observer, a context, a watched registration) brings that code into the file.
-// (Each entry is, or calls, the function of the same name; clang-format 14 cannot lay out a braced
-// list of lambdas.)
-// clang-format off
+// (Each entry is the function of the same name.)
 struct watched_code_of {
   static constexpr watched_functions table() noexcept {
     return {
         &dispatch_observers::do_begin,
-        [](dispatch_observers& o, std::string_view slot, std::string_view value,
-           std::string_view input) noexcept { o.do_result(slot, value, input); },
+        &dispatch_observers::do_result,
         &dispatch_observers::do_end,
         &dispatch_observers::do_hook_event,
         &dispatch_observers::do_tell_hook_begin,
         &dispatch_observers::do_tell_hook_end,
-        [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
-           std::size_t position) noexcept { return o.do_hook_begin(slot, hook, position); },
-        [](dispatch_observers& o, std::string_view slot, const hook_entry& hook,
-           std::size_t position, hook_clock::ticks hook_start, HookOutcome outcome,
-           std::exception_ptr error, std::string_view decision, std::string_view reason,
-           bool rewritten) noexcept {
-          o.do_hook_end(slot, hook, position, hook_start, outcome, std::move(error), decision,
-                        reason, rewritten);
-        },
-        [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
-           std::size_t position) noexcept {
-          return o.do_interceptor_begin(slot, interceptor, position);
-        },
-        [](dispatch_observers& o, std::string_view slot, const hook_entry& interceptor,
-           std::size_t position, hook_clock::ticks started, std::exception_ptr error) noexcept {
-          o.do_interceptor_end(slot, interceptor, position, started, std::move(error));
-        },
+        &dispatch_observers::do_hook_begin,
+        &dispatch_observers::do_hook_end,
+        &dispatch_observers::do_interceptor_begin,
+        &dispatch_observers::do_interceptor_end,
         &begin_bookkept_hook,
         &conclude_bookkept_hook,
         &hook_time_limit_expired,
@@ -130,7 +114,6 @@ struct watched_code_of {
     };
   }
 };
-// clang-format on
 
 HOOKSET_DECL const watched_functions watched_code = watched_code_of::table();
 

@@ -252,11 +252,12 @@ struct dispatch_observers {
   friend struct watched_code_of;  // (impl/hook_outcome.ipp: the table)
 
   // The code behind the functions above (<hookset/impl/events.ipp>).
-  // (Those a dispatch calls each time, or per hook: static, the table's entries themselves, no
-  // call in between.)
+  // (Static, taking the observers as `self`: the table's entries themselves, no call in
+  // between.)
   static void do_begin(dispatch_observers& self, std::string_view slot, Observer* process_wide,
                        Observer* set_observer, bool slot_values) noexcept;
-  void do_result(std::string_view slot, std::string_view value, std::string_view input) noexcept;
+  static void do_result(dispatch_observers& self, std::string_view slot, std::string_view value,
+                        std::string_view input) noexcept;
   static void do_end(dispatch_observers& self, std::string_view slot, std::size_t hooks_run,
                      const std::exception_ptr& error) noexcept;
   static HookEvent do_hook_event(const dispatch_observers& self, std::string_view slot,
@@ -265,16 +266,18 @@ struct dispatch_observers {
                                               const HookEvent& event) noexcept;
   static void do_tell_hook_end(dispatch_observers& self, HookEvent& event,
                                hook_clock::ticks hook_start) noexcept;
-  hook_clock::ticks do_hook_begin(std::string_view slot, const hook_entry& hook,
-                                  std::size_t position) noexcept;
-  void do_hook_end(std::string_view slot, const hook_entry& hook, std::size_t position,
-                   hook_clock::ticks hook_start, HookOutcome outcome, std::exception_ptr error,
-                   std::string_view decision, std::string_view reason, bool rewritten) noexcept;
-  hook_clock::ticks do_interceptor_begin(std::string_view slot, const hook_entry& interceptor,
-                                         std::size_t position) noexcept;
-  void do_interceptor_end(std::string_view slot, const hook_entry& interceptor,
-                          std::size_t position, hook_clock::ticks started,
-                          std::exception_ptr error) noexcept;
+  static hook_clock::ticks do_hook_begin(dispatch_observers& self, std::string_view slot,
+                                         const hook_entry& hook, std::size_t position) noexcept;
+  static void do_hook_end(dispatch_observers& self, std::string_view slot, const hook_entry& hook,
+                          std::size_t position, hook_clock::ticks hook_start, HookOutcome outcome,
+                          std::exception_ptr error, std::string_view decision,
+                          std::string_view reason, bool rewritten) noexcept;
+  static hook_clock::ticks do_interceptor_begin(dispatch_observers& self, std::string_view slot,
+                                                const hook_entry& interceptor,
+                                                std::size_t position) noexcept;
+  static void do_interceptor_end(dispatch_observers& self, std::string_view slot,
+                                 const hook_entry& interceptor, std::size_t position,
+                                 hook_clock::ticks started, std::exception_ptr error) noexcept;
   // (Inlined into the two that tell a hook's begin and end, where `event` is a constant.)
   HOOKSET_DECL void each_wanting(void (Observer::*event)(const HookEvent&),
                                  const HookEvent& e) noexcept;

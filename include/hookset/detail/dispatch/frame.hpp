@@ -42,7 +42,8 @@ struct hook_steps {
   // The rules over the snapshot (rules::start_snapshot): true when the dispatch is complete.
   bool (*start_rules)(dispatch_frame& dispatch);
   // The interceptors' start in a watched dispatch (the snapshot has interceptors and the dispatch
-  // is not the rest of another).
+  // is not the rest of another). Null for a kind that attributes its result: such a dispatch
+  // never starts here with interceptors.
   bool (*start_interceptors)(dispatch_frame& dispatch);
   // The hand-written loop of an unwatched dispatch (plain_loops.hpp), for a dispatch that only
   // observers watch, asking for no hook events, whose hooks are all plain (hook_list::all_plain):

@@ -109,8 +109,7 @@ class dispatch_rules {
     if constexpr (std::is_default_constructible_v<result> &&
                   std::is_nothrow_move_assignable_v<result>) {
       alone = std::vector<collected>(1);
-      if constexpr (attributed) alone.front().value = std::move(*self.value_);
-      else alone.front() = std::move(*self.value_);
+      fill_collected(alone.front(), *self.value_, nullptr);
     } else {
       alone.reserve(1);
       if constexpr (attributed) alone.emplace_back(attribute{*self.value_, nullptr});
@@ -164,20 +163,29 @@ class dispatch_rules {
         watch->seen(self.producer_, &*self.value_);
       if constexpr (std::is_default_constructible_v<result> &&
                     std::is_nothrow_move_assignable_v<result>) {
-        // Made empty in place, then filled: no Attributed is moved (a conversion to one is,
-        // by Clang, and costs each element twice its construction).
-        Attributed<result>& element = self.outputs_.emplace_back();
-        element.value = std::move(*self.value_);
-        if (self.producer_) {
-          element.hook = self.producer_->id();
-          if (const std::string& name = self.producer_->record->name; !name.empty())
-            element.name = name;
-        }
+        fill_collected(self.outputs_.emplace_back(), *self.value_, self.producer_);
       } else {
         self.outputs_.emplace_back(attribute{*self.value_, self.producer_});
       }
     } else if constexpr (Kind::has_aggregate) {
       self.outputs_.push_back(std::move(*self.value_));
+    }
+  }
+  // Fills an aggregate's element made empty in place with `output` (moved from) and, attributed,
+  // its producer (null: the default). No Attributed is moved: a conversion to one is, by Clang,
+  // and costs each element twice its construction.
+  // (A template: a void slot has no element type to name.)
+  template <class Element, class Output>
+  HOOKSET_ALWAYS_INLINE static void fill_collected(Element& element, Output& output,
+                                                   const entry* producer) {
+    if constexpr (attributed) {
+      element.value = std::move(output);
+      if (producer) {
+        element.hook = producer->id();
+        if (const std::string& name = producer->record->name; !name.empty()) element.name = name;
+      }
+    } else {
+      element = std::move(output);
     }
   }
   // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output

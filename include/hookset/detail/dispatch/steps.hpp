@@ -17,13 +17,19 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
     // start_rules: the rules over the snapshot (one out-of-line copy: the plain start's too).
     [](dispatch_frame& frame) { return rules::start_snapshot(static_cast<dispatch&>(frame)); },
     // start_interceptors: through the snapshot's pointer, which its interceptors set (a file that
-    // registers none for this kind does not contain the layer). (An attributing dispatch
-    // delegates to its interceptors before it would start here, await_ready: never called.)
-    [](dispatch_frame& frame) {
-  dispatch& self = static_cast<dispatch&>(frame);
-  if constexpr (attributes_result) return rules::start_snapshot(self);
-  else return interceptors::code_of(*self.list_).start_in_context(self);
-    },
+    // registers none for this kind does not contain the layer). Null for an attributing kind:
+    // its dispatch hands a slot with interceptors to them in await_ready, before it would start
+    // here.
+    []() -> bool (*)(dispatch_frame&) {
+      if constexpr (attributes_result) {
+        return nullptr;
+      } else {
+        return [](dispatch_frame& frame) {
+          dispatch& self = static_cast<dispatch&>(frame);
+          return interceptors::code_of(*self.list_).start_in_context(self);
+        };
+      }
+    }(),
     // start_plain: a fold's loop, counting the hooks run.
     []() -> bool (*)(dispatch_frame&) {
       if constexpr (plain_loops<dispatch>::fold_loop && companions_constructible) {
@@ -43,13 +49,13 @@ const hook_steps dispatch<Kind, mp::mp_list<A...>>::bookkept_steps{
   else if constexpr (Kind::is_fold)
     self.staged_.emplace(loop::call_fold(self, sync, hook.object, loop::last_for(self, hook)));
   else self.staged_.emplace(self.call_with_args(sync, hook.object));
-},
+    },
     // start: a coroutine hook's Task, pending; its outcome is the driver's (after_hook).
     [](dispatch_frame& frame, const entry& hook) {
   dispatch& self = static_cast<dispatch&>(frame);
   self.pending_value_.emplace(loop::start_async_hook(self, hook));
   self.suspend_into(pending_kind::hook, nullptr, hook.record->suspended_driver);
-    },
+},
     // settle: the hook's fate - its output kept aside, made of its failure, or none.
     [](dispatch_frame& frame, const entry& hook, hook_step step, bool returned,
        const std::exception_ptr& error) {
