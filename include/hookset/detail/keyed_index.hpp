@@ -477,6 +477,7 @@ struct keyed_index {
   // caller holds the one reference to (`owned`), or null.
   HOOKSET_NOINLINE const hook_list* filtered_list(key_lookup_t<K> key, bool& owned) const {
     std::vector<hook_entry> hooks;
+    hooks.reserve(general.size());  // (one allocation, no entry moved or destroyed as it grows)
     for (const hook_entry& entry : general) {
       const key_selector<K>* selector = selector_of<K>(entry);
       if (!selector || selector->matches(key)) hooks.push_back(entry);
