@@ -153,10 +153,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # +20,717 and +23,221), no new standard include: an aggregate with no hook collects the
 # default's output in a vector made for one, the aggregate's call on outputs that own memory out
 # of line, and the frame pool's rare cases behind a tail call (~40 lines).
+# Raised 2026-11-30 (ninth session) to hook_set.hpp +20,800 and hookset.hpp +23,300 (measured
+# +20,761 and +23,264), no new include: a failure's text out of line for the
+# verdict of a failed hook, the trace observer and HookFailed (detail::exception_text, its
+# declaration and its definition in impl/errors.ipp: ~15 lines).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20760"
-  "hookset/hookset.hpp=23260")
+  "hookset/hook_set.hpp=20800"
+  "hookset/hookset.hpp=23300")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
