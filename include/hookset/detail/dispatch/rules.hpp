@@ -65,8 +65,7 @@ class dispatch_rules {
     self.next_ = self.produced_ = 0;
     if (!self.chain_.usable() || !self.aggregate_.usable() || !self.finalize_.usable()) [[unlikely]]
       throw_companion_not_configured(self.slot_->name);
-    if constexpr (Kind::has_aggregate)
-      self.outputs_.reserve(self.count_ + 1);  // the vector the aggregate receives
+    if constexpr (Kind::has_aggregate) reserve_outputs(self);
     // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
     // line, never inlined into a coroutine - config.hpp.)
     lean_sync_dispatch_scope scope;
@@ -77,8 +76,28 @@ class dispatch_rules {
     if (self.list_) self.hold_list();
     return false;
   }
+  // The vector the aggregate receives, with room for every output. Reserved in a new vector,
+  // which has no elements to move (reserve() on the dispatch's own vector had their move, for a
+  // verdict 0.5 KB of code, because the allocation may have changed it, for all the optimiser
+  // knows); the dispatch's own is empty - a dispatch starts once (an interceptor's next() starts
+  // a dispatch of its own) - so the one it gets back has none to destroy.
+  HOOKSET_ALWAYS_INLINE static void reserve_outputs(Dispatch& self) {
+    std::vector<typename Dispatch::collected> reserved;
+    reserved.reserve(self.count_ + 1);
+    const bool nothing_collected = self.outputs_.begin() == self.outputs_.end();
+    HOOKSET_ASSUME(nothing_collected);
+    self.outputs_.swap(reserved);
+  }
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
-    if constexpr (Kind::is_always) {
+    if constexpr (collects_default_in_place) {
+      if (!call_default(self, &after_head, [&](auto call) {
+            const Attributed<result>& element = collect_call(self, call, nullptr);
+            if (output_watch<result>* watch = watched(self)) [[unlikely]]
+              watch->seen(nullptr, &element.value);
+          }))
+        return false;
+      return after_output_taken(self);
+    } else if constexpr (Kind::is_always) {
       if (!call_default(self, &after_head)) return false;
       if constexpr (Kind::has_aggregate) return after_head(self);  // (below)
       else return after_head_inline(self);
@@ -95,14 +114,30 @@ class dispatch_rules {
     if (!ends_with_default || !self.slot().default_sync)
       self.next_ = self.count_ = self.produced_ = self.plain_end_ = 0;
     if constexpr (Kind::is_always) {
+      if constexpr (Kind::has_aggregate && !Kind::has_chain) {
+        if constexpr (collects_default_in_place) {
+          // The default's output made in the vector the aggregate receives, not in value_ and
+          // then moved there (a verdict: one move of it less, and its code).
+          std::vector<Attributed<result>> alone;
+          if (!call_default(self, &after_head, [&](auto call) {
+                alone = std::vector<Attributed<result>>(1);
+                alone.front().value = call();
+              }))
+            return false;
+          return aggregate_outputs(self, std::move(alone));
+        } else {
+          if (!call_default(self, &after_head)) return false;
+          return aggregate_default_alone(self);
+        }
+      }
       if (!call_default(self, &after_head)) return false;
-      if constexpr (Kind::has_aggregate && !Kind::has_chain) return aggregate_default_alone(self);
       if (take_output(self) == next::suspended) return false;
     }
     return finish(self);
   }
   // An aggregate with no hook receives the default's output alone, collected in a vector made
-  // for exactly one (no growth; an unwatched dispatch: no output watch to tell).
+  // for exactly one (no growth; an unwatched dispatch: no output watch to tell). (An output
+  // collected in place is made there: start_without_hooks.)
   HOOKSET_ALWAYS_INLINE static bool aggregate_default_alone(Dispatch& self) {
     using collected = typename Dispatch::collected;
     std::vector<collected> alone;
@@ -123,7 +158,19 @@ class dispatch_rules {
   // After the default's output, the rest of the dispatch: inline into start() but for the
   // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
   // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
-  static bool after_head(Dispatch& self) { return after_head_inline(self); }
+  static bool after_head(Dispatch& self) {
+    if constexpr (collects_default_in_place) {
+      collect(self);  // (an asynchronous default's output, in value_)
+      return after_output_taken(self);
+    } else {
+      return after_head_inline(self);
+    }
+  }
+  // The hooks and the end, after start() collected the default's output in place: the copy of
+  // the hook loop start() and after_head share.
+  HOOKSET_NOINLINE static bool after_output_taken(Dispatch& self) {
+    return Dispatch::loop::run_hooks(self);
+  }
   HOOKSET_ALWAYS_INLINE static bool after_head_inline(Dispatch& self) {
     return Dispatch::loop::continue_after(self, take_output(self));
   }
@@ -155,9 +202,16 @@ class dispatch_rules {
   }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
-  // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
-  // instructions at 8 hooks.)
+  // A plain hook's output is collected in place (collect_plain): what comes here is the
+  // default's output, once a dispatch, and a bookkept hook's. One copy out of line where the
+  // output owns memory (a verdict: 0.7 KB, at the default's and the bookkept take's place), else
+  // inline.
   HOOKSET_ALWAYS_INLINE static void collect(Dispatch& self) {
+    if constexpr (attributed && !std::is_trivially_copyable_v<result>) collect_outlined(self);
+    else collect_here(self);
+  }
+  HOOKSET_NOINLINE static void collect_outlined(Dispatch& self) { collect_here(self); }
+  HOOKSET_ALWAYS_INLINE static void collect_here(Dispatch& self) {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched(self)) [[unlikely]]
         watch->seen(self.producer_, &*self.value_);
@@ -195,23 +249,35 @@ class dispatch_rules {
       Kind::has_aggregate && !Kind::has_chain &&
       (!attributed ||
        (std::is_default_constructible_v<result> && std::is_nothrow_move_assignable_v<result>));
+  // An Always slot's default whose output is attributed is collected in place too (start()):
+  // one move of a verdict less, and its code.
+  static constexpr bool collects_default_in_place =
+      Kind::is_always && collects_in_place && attributed;
   // collect() of a plain hook's call, in a dispatch with no context (no output watch).
   HOOKSET_ALWAYS_INLINE static void collect_plain(Dispatch& self, const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
-    if constexpr (attributed) {
-      self.produced_by(&hook);
-      Attributed<result>& element = self.outputs_.emplace_back();
-      try {
-        element.value = self.call_with_args(sync, hook.object);
-      } catch (...) {
-        self.outputs_.pop_back();
-        throw;
-      }
-      element.hook = hook.id();
-      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
-    } else {
-      self.outputs_.push_back(self.call_with_args(sync, hook.object));
+    const auto call = [&]() -> decltype(auto) { return self.call_with_args(sync, hook.object); };
+    if constexpr (attributed) collect_call(self, call, &hook);
+    else self.outputs_.push_back(call());
+  }
+  // The output of call() made in a new element of the list, with its producer (null: the
+  // default).
+  template <class Call>
+  HOOKSET_ALWAYS_INLINE static const Attributed<result>& collect_call(Dispatch& self, Call call,
+                                                                      const entry* producer) {
+    self.produced_by(producer);
+    Attributed<result>& element = self.outputs_.emplace_back();
+    try {
+      element.value = call();
+    } catch (...) {
+      self.outputs_.pop_back();
+      throw;
     }
+    if (producer) {
+      element.hook = producer->id();
+      if (const std::string& name = producer->record->name; !name.empty()) element.name = name;
+    }
+    return element;
   }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
   struct attribute {
@@ -287,6 +353,17 @@ class dispatch_rules {
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
+    return call_default(self, then, [&](auto call) {
+      if constexpr (is_void) call();
+      else if constexpr (std::is_trivially_copyable_v<result>) self.value_ = call();
+      // A value that owns memory replaces the old one (mostly none: the default runs first):
+      // a move assignment would add its code for both states of value_ (a verdict's: 0.4 KB).
+      else self.value_.emplace(call());
+    });
+  }
+  // The same, a synchronous default's output put where `keep` puts it: keep(call) calls it.
+  template <class Keep>
+  HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then, Keep keep) {
     if (self.has_context()) [[unlikely]]
       self.check_stop();
     if constexpr (Kind::is_pipeline) {
@@ -301,8 +378,9 @@ class dispatch_rules {
     } else {
       self.produced_by(nullptr);
       if (self.slot().default_sync) [[likely]] {
-        if constexpr (is_void) self.call_with_args(self.slot().default_sync, nullptr);
-        else self.value_ = self.call_with_args(self.slot().default_sync, nullptr);
+        keep([&]() -> decltype(auto) {
+          return self.call_with_args(self.slot().default_sync, nullptr);
+        });
         return true;
       }
       return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
