@@ -161,10 +161,14 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # +20,848 and +23,351), no new include: a verdict slot's default collected
 # straight into its list (call_default with a place for the output), the list reserved in a new
 # vector, one out-of-line copy each of collect and of keep_output (~85 lines with comments).
+# Raised 2026-11-30 (ninth session) to hook_set.hpp +20,920 and hookset.hpp +23,420 (measured
+# +20,882 and +23,385), no new include: the verdict list made with an element
+# per output (next_element, the collected count, the list of one without hooks) and one
+# out-of-line collect_output (~35 lines with comments).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20880"
-  "hookset/hookset.hpp=23380")
+  "hookset/hook_set.hpp=20920"
+  "hookset/hookset.hpp=23420")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

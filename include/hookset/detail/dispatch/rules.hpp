@@ -76,25 +76,37 @@ class dispatch_rules {
     if (self.list_) self.hold_list();
     return false;
   }
-  // The vector the aggregate receives, with room for every output. Reserved in a new vector,
-  // which has no elements to move (reserve() on the dispatch's own vector had their move, for a
-  // verdict 0.5 KB of code, because the allocation may have changed it, for all the optimiser
-  // knows); the dispatch's own is empty - a dispatch starts once (an interceptor's next() starts
-  // a dispatch of its own) - so the one it gets back has none to destroy.
+  // The vector the aggregate receives, with room for every output (the default's and each
+  // hook's). Made new, then swapped in: reserve() on the dispatch's own vector had the move of
+  // its elements (for a verdict 0.5 KB of code) - the allocation may have changed it, for all the
+  // optimiser knows. The dispatch's own is empty - a dispatch starts once (an interceptor's
+  // next() starts a dispatch of its own) - so the one it gets back has none to destroy.
+  // A presized list is made with its elements, empty (next_element).
   HOOKSET_ALWAYS_INLINE static void reserve_outputs(Dispatch& self) {
-    std::vector<typename Dispatch::collected> reserved;
-    reserved.reserve(self.count_ + 1);
     const bool nothing_collected = self.outputs_.begin() == self.outputs_.end();
     HOOKSET_ASSUME(nothing_collected);
-    self.outputs_.swap(reserved);
+    if constexpr (presized) {
+      std::vector<Attributed<result>> made(self.count_ + 1);
+      self.outputs_.swap(made);
+    } else {
+      std::vector<typename Dispatch::collected> reserved;
+      reserved.reserve(self.count_ + 1);
+      self.outputs_.swap(reserved);
+    }
+  }
+  // A dispatch that collects outside start_snapshot's list: without hooks, its default's output
+  // (after_head, after_sole_default).
+  HOOKSET_NOINLINE static void make_list_for_default(Dispatch& self) {
+    if constexpr (presized) {
+      std::vector<Attributed<result>> made(1);
+      const bool nothing_collected = self.outputs_.begin() == self.outputs_.end();
+      HOOKSET_ASSUME(nothing_collected);
+      self.outputs_.swap(made);
+    }
   }
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
     if constexpr (collects_default_in_place) {
-      if (!call_default(self, &after_head, [&](auto call) {
-            const Attributed<result>& element = collect_call(self, call, nullptr);
-            if (output_watch<result>* watch = watched(self)) [[unlikely]]
-              watch->seen(nullptr, &element.value);
-          }))
+      if (!call_default(self, &after_head, [&](auto call) { collect_output(self, call()); }))
         return false;
       return after_output_taken(self);
     } else if constexpr (Kind::is_always) {
@@ -116,15 +128,11 @@ class dispatch_rules {
     if constexpr (Kind::is_always) {
       if constexpr (Kind::has_aggregate && !Kind::has_chain) {
         if constexpr (collects_default_in_place) {
-          // The default's output made in the vector the aggregate receives, not in value_ and
-          // then moved there (a verdict: one move of it less, and its code).
-          std::vector<Attributed<result>> alone;
-          if (!call_default(self, &after_head, [&](auto call) {
-                alone = std::vector<Attributed<result>>(1);
-                alone.front().value = call();
-              }))
+          // As start(), in a list of one.
+          make_list_for_default(self);
+          if (!call_default(self, &after_head, [&](auto call) { collect_output(self, call()); }))
             return false;
-          return aggregate_outputs(self, std::move(alone));
+          return produce_result(self);
         } else {
           if (!call_default(self, &after_head)) return false;
           return aggregate_default_alone(self);
@@ -160,7 +168,9 @@ class dispatch_rules {
   // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
   static bool after_head(Dispatch& self) {
     if constexpr (collects_default_in_place) {
-      collect(self);  // (an asynchronous default's output, in value_)
+      // (An asynchronous default's output, in value_; without hooks, no list was made.)
+      if (self.outputs_.empty()) make_list_for_default(self);
+      collect(self);
       return after_output_taken(self);
     } else {
       return after_head_inline(self);
@@ -202,22 +212,33 @@ class dispatch_rules {
   }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
-  // A plain hook's output is collected in place (collect_plain): what comes here is the
-  // default's output, once a dispatch, and a bookkept hook's. One copy out of line where the
-  // output owns memory (a verdict: 0.7 KB, at the default's and the bookkept take's place), else
-  // inline.
+  // A plain hook's output is collected in place (collect_plain): what comes here is a
+  // bookkept or driven hook's, or an asynchronous default's. Where the output owns memory, the
+  // one out-of-line copy that collects the default's in place too (collect_output: for a
+  // verdict, 0.7 KB less at each place), else inline.
   HOOKSET_ALWAYS_INLINE static void collect(Dispatch& self) {
-    if constexpr (attributed && !std::is_trivially_copyable_v<result>) collect_outlined(self);
+    if constexpr (collects_output_outlined) collect_output(self, std::move(*self.value_));
     else collect_here(self);
   }
-  HOOKSET_NOINLINE static void collect_outlined(Dispatch& self) { collect_here(self); }
+  static constexpr bool collects_output_outlined =
+      attributed && std::is_default_constructible_v<result> &&
+      std::is_nothrow_move_assignable_v<result> && !std::is_trivially_copyable_v<result>;
+  // An output - value_'s, or the default's made in the caller - into a new element, with its
+  // producer_ (null: the default), told to the output watch. (A template: a void slot has no
+  // output; Output is always result.)
+  template <class Output>
+  HOOKSET_NOINLINE static void collect_output(Dispatch& self, Output&& output) {
+    if (output_watch<result>* watch = watched(self)) [[unlikely]]
+      watch->seen(self.producer_, &output);
+    fill_collected(next_element(self), output, self.producer_);
+  }
   HOOKSET_ALWAYS_INLINE static void collect_here(Dispatch& self) {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched(self)) [[unlikely]]
         watch->seen(self.producer_, &*self.value_);
       if constexpr (std::is_default_constructible_v<result> &&
                     std::is_nothrow_move_assignable_v<result>) {
-        fill_collected(self.outputs_.emplace_back(), *self.value_, self.producer_);
+        fill_collected(next_element(self), *self.value_, self.producer_);
       } else {
         self.outputs_.emplace_back(attribute{*self.value_, self.producer_});
       }
@@ -256,28 +277,34 @@ class dispatch_rules {
   // collect() of a plain hook's call, in a dispatch with no context (no output watch).
   HOOKSET_ALWAYS_INLINE static void collect_plain(Dispatch& self, const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
-    const auto call = [&]() -> decltype(auto) { return self.call_with_args(sync, hook.object); };
-    if constexpr (attributed) collect_call(self, call, &hook);
-    else self.outputs_.push_back(call());
+    if constexpr (attributed) {
+      self.produced_by(&hook);
+      Attributed<result>& element = next_element(self);  // (presized)
+      try {
+        element.value = self.call_with_args(sync, hook.object);
+      } catch (...) {
+        --self.collected_;  // (the element stays empty, dropped at the end)
+        throw;
+      }
+      element.hook = hook.id();
+      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
+    } else {
+      self.outputs_.push_back(self.call_with_args(sync, hook.object));
+    }
   }
-  // The output of call() made in a new element of the list, with its producer (null: the
-  // default).
-  template <class Call>
-  HOOKSET_ALWAYS_INLINE static const Attributed<result>& collect_call(Dispatch& self, Call call,
-                                                                      const entry* producer) {
-    self.produced_by(producer);
-    Attributed<result>& element = self.outputs_.emplace_back();
-    try {
-      element.value = call();
-    } catch (...) {
-      self.outputs_.pop_back();
-      throw;
+  // A list of attributed outputs collected in place is made with an element for every output the
+  // dispatch can have (reserve_outputs, make_list_for_default), each filled in turn and the rest
+  // dropped at the end: no code to grow it (for a verdict, 1 KB: the vector's insertion that
+  // reallocates).
+  static constexpr bool presized = collects_in_place && attributed;
+  HOOKSET_ALWAYS_INLINE static Attributed<result>& next_element(Dispatch& self) {
+    if constexpr (presized) {
+      const bool room = self.collected_ < self.outputs_.size();
+      HOOKSET_ASSUME(room);
+      return self.outputs_[self.collected_++];
+    } else {
+      return self.outputs_.emplace_back();
     }
-    if (producer) {
-      element.hook = producer->id();
-      if (const std::string& name = producer->record->name; !name.empty()) element.name = name;
-    }
-    return element;
   }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
   struct attribute {
@@ -321,11 +348,15 @@ class dispatch_rules {
       self.output_.emplace(std::move(*self.value_));  // returned directly, not aggregated
       return true;
     } else {
+      if constexpr (presized)
+        if (self.outputs_.empty()) make_list_for_default(self);  // (a dispatch without hooks)
       collect(self);
       return produce_result(self);
     }
   }
   HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
+    if constexpr (presized)
+      while (self.outputs_.size() > self.collected_) self.outputs_.pop_back();  // (not filled)
     if constexpr (Kind::has_aggregate) return aggregate_outputs(self, std::move(self.outputs_));
     else if constexpr (Kind::has_finalize)
       return self.finalize_.visit(
