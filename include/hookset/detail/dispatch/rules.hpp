@@ -94,8 +94,8 @@ class dispatch_rules {
       self.outputs_.swap(reserved);
     }
   }
-  // A dispatch that collects outside start_snapshot's list: without hooks, its default's output
-  // (after_head, after_sole_default).
+  // The list of a dispatch without hooks, for its default's output (start_without_hooks,
+  // after_sole_default).
   HOOKSET_NOINLINE static void make_list_for_default(Dispatch& self) {
     if constexpr (presized) {
       std::vector<Attributed<result>> made(1);
@@ -106,6 +106,7 @@ class dispatch_rules {
   }
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
     if constexpr (collects_default_in_place) {
+      // The default's output straight into the list (an asynchronous one: after_head).
       if (!call_default(self, &after_head, [&](auto call) { collect_output(self, call()); }))
         return false;
       return after_output_taken(self);
@@ -144,8 +145,8 @@ class dispatch_rules {
     return finish(self);
   }
   // An aggregate with no hook receives the default's output alone, collected in a vector made
-  // for exactly one (no growth; an unwatched dispatch: no output watch to tell). (An output
-  // collected in place is made there: start_without_hooks.)
+  // for exactly one (no growth; an unwatched dispatch: no output watch to tell). (An attributed
+  // output collected in place goes straight into the dispatch's list: start_without_hooks.)
   HOOKSET_ALWAYS_INLINE static bool aggregate_default_alone(Dispatch& self) {
     using collected = typename Dispatch::collected;
     std::vector<collected> alone;
@@ -165,12 +166,11 @@ class dispatch_rules {
   }
   // After the default's output, the rest of the dispatch: inline into start() but for the
   // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
-  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
+  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind; where the
+  // default's output went straight into the list, the hooks' part alone: after_output_taken).
   static bool after_head(Dispatch& self) {
     if constexpr (collects_default_in_place) {
-      // (An asynchronous default's output, in value_; without hooks, no list was made.)
-      if (self.outputs_.empty()) make_list_for_default(self);
-      collect(self);
+      collect(self);  // (an asynchronous default's output, in value_)
       return after_output_taken(self);
     } else {
       return after_head_inline(self);
