@@ -107,8 +107,7 @@ class dispatch_rules {
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
     if constexpr (collects_default_in_place) {
       // The default's output straight into the list (an asynchronous one: after_head).
-      if (!call_default(self, &after_head, [&](auto call) { collect_output(self, call()); }))
-        return false;
+      if (!call_default_into_list(self, &after_head)) return false;
       return after_output_taken(self);
     } else if constexpr (Kind::is_always) {
       if (!call_default(self, &after_head)) return false;
@@ -131,8 +130,7 @@ class dispatch_rules {
         if constexpr (collects_default_in_place) {
           // As start(), in a list of one.
           make_list_for_default(self);
-          if (!call_default(self, &after_head, [&](auto call) { collect_output(self, call()); }))
-            return false;
+          if (!call_default_into_list(self, &after_head)) return false;
           return produce_result(self);
         } else {
           if (!call_default(self, &after_head)) return false;
@@ -384,17 +382,6 @@ class dispatch_rules {
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
-    return call_default(self, then, [&](auto call) {
-      if constexpr (is_void) call();
-      else if constexpr (std::is_trivially_copyable_v<result>) self.value_ = call();
-      // A value that owns memory replaces the old one (mostly none: the default runs first):
-      // a move assignment would add its code for both states of value_ (a verdict's: 0.4 KB).
-      else self.value_.emplace(call());
-    });
-  }
-  // The same, a synchronous default's output put where `keep` puts it: keep(call) calls it.
-  template <class Keep>
-  HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then, Keep keep) {
     if (self.has_context()) [[unlikely]]
       self.check_stop();
     if constexpr (Kind::is_pipeline) {
@@ -409,13 +396,28 @@ class dispatch_rules {
     } else {
       self.produced_by(nullptr);
       if (self.slot().default_sync) [[likely]] {
-        keep([&]() -> decltype(auto) {
-          return self.call_with_args(self.slot().default_sync, nullptr);
-        });
+        if constexpr (is_void) self.call_with_args(self.slot().default_sync, nullptr);
+        else if constexpr (std::is_trivially_copyable_v<result>)
+          self.value_ = self.call_with_args(self.slot().default_sync, nullptr);
+        // A value that owns memory replaces the old one (mostly none: the default runs first):
+        // a move assignment would add its code for both states of value_ (a verdict's: 0.4 KB).
+        else self.value_.emplace(self.call_with_args(self.slot().default_sync, nullptr));
         return true;
       }
       return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
     }
+  }
+  // call_default() where the default's output goes straight into the list
+  // (collects_default_in_place); an asynchronous one's goes to value_, as call_default's.
+  HOOKSET_ALWAYS_INLINE static bool call_default_into_list(Dispatch& self, step then) {
+    if (self.has_context()) [[unlikely]]
+      self.check_stop();
+    self.produced_by(nullptr);
+    if (self.slot().default_sync) [[likely]] {
+      collect_output(self, self.call_with_args(self.slot().default_sync, nullptr));
+      return true;
+    }
+    return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
   }
   // Reached through the descriptor's driver code: only a slot with an asynchronous default
   // names it.
