@@ -22,6 +22,9 @@ std::string hook_label(HookId hook, const std::string& name);
 // (or no exception).
 std::optional<std::string> exception_what(const std::exception_ptr& error);
 inline constexpr const char* not_a_std_exception = "an exception not derived from std::exception";
+// The same as text: its what(), else not_a_std_exception. (Out of line: the text of a failure
+// is a cold path, which a template that reports one - a verdict's failed hook - calls.)
+std::string exception_text(const std::exception_ptr& error);
 
 }  // namespace detail
 

@@ -99,8 +99,7 @@ struct JoinVerdicts {
   }
 
   static Verdict<D> failed_hook_output(const std::exception_ptr& error) {
-    return Verdict<D>{L::failed,
-                      detail::exception_what(error).value_or(detail::not_a_std_exception), error};
+    return Verdict<D>{L::failed, detail::exception_text(error), error};
   }
 };
 

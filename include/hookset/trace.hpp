@@ -169,7 +169,7 @@ class TraceWriter : public Observer {
     return "d" + std::to_string(event.dispatch_id) + "." + std::to_string(event.position);
   }
   static std::string describe(const std::exception_ptr& error) {
-    return detail::exception_what(error).value_or(detail::not_a_std_exception);
+    return detail::exception_text(error);
   }
   static void quoted(std::ostream& out, std::string_view text) {
     out << '"';

@@ -32,6 +32,19 @@ HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
   }
 }
 
+// (Not exception_what's value_or: that makes a string twice, and brings in exception_what.)
+HOOKSET_NOINLINE HOOKSET_DECL std::string exception_text(const std::exception_ptr& error) {
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+    }
+  }
+  return not_a_std_exception;
+}
+
 }  // namespace detail
 
 HOOKSET_NOINLINE HOOKSET_DECL DispatchError::DispatchError(std::string slot_name,
@@ -76,7 +89,7 @@ HOOKSET_DECL HookFailed::~HookFailed() = default;
 HOOKSET_NOINLINE HOOKSET_DECL std::string HookFailed::describe(HookId hook, const std::string& name,
                                                                const std::exception_ptr& error) {
   std::string text = "hook " + detail::hook_label(hook, name) + " failed (fail-closed)";
-  if (error) text += ": " + detail::exception_what(error).value_or(detail::not_a_std_exception);
+  if (error) text += ": " + detail::exception_text(error);
   return text;
 }
 

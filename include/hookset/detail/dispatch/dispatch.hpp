@@ -364,6 +364,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       value_;  // `last` of fold slots, else the newest output
   [[no_unique_address]] std::conditional_t<Kind::has_aggregate, std::vector<collected>, no_value>
       outputs_;
+  // How many elements of outputs_ hold an output, where the list is made with one for each
+  // output the dispatch can have (dispatch_rules::presized: attributed outputs).
+  [[no_unique_address]] std::conditional_t<attributed, std::size_t, no_value> collected_{};
   // What produced value_, for an attributed aggregate or result (null: the default).
   [[no_unique_address]] std::conditional_t<tracks_producer, const entry*, no_value> producer_;
   // An attributing dispatch run by its interceptors (start_delegated).

@@ -127,7 +127,16 @@ class hook_loop {
   template <class Output>  // (result, as a template: it is void for some kinds)
   static void keep_output(Dispatch& self, Output&& output) {
     if constexpr (Kind::is_pipeline) self.value_.emplace(std::forward<Output>(output));
+    else if constexpr (Kind::has_aggregate && !std::is_trivially_copyable_v<result>)
+      keep_output_to_collect(self, std::forward<Output>(output));
     else self.value_ = std::forward<Output>(output);
+  }
+  // An aggregate's output passes through value_ on its way to the list (the bookkept and the
+  // driven paths; a plain hook's is made in the list). One copy of the assignment per kind:
+  // inline, a verdict's was 0.25 KB at each place. (A template: a void slot has no output.)
+  template <class Output>
+  HOOKSET_NOINLINE static void keep_output_to_collect(Dispatch& self, Output&& output) {
+    self.value_ = std::forward<Output>(output);
   }
   // Calls a fold hook with `last` as the erased call takes it (last_wire).
   template <class Fn>
@@ -179,7 +188,7 @@ class hook_loop {
   // (Out of line: the rare path, whose verdict holds strings.)
   HOOKSET_NOINLINE static void substitute_failed_output(Dispatch& self,
                                                         const std::exception_ptr& error) {
-    if constexpr (substitutes) self.value_.emplace(Kind::aggregate::failed_hook_output(error));
+    if constexpr (substitutes) keep_output(self, Kind::aggregate::failed_hook_output(error));
   }
   // The `last` a fold hook receives: the current one, moved - except for a FailOpen hook,
   // which gets a copy when it can, so that a failure leaves `last` as if the hook had not run.

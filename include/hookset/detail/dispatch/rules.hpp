@@ -65,8 +65,7 @@ class dispatch_rules {
     self.next_ = self.produced_ = 0;
     if (!self.chain_.usable() || !self.aggregate_.usable() || !self.finalize_.usable()) [[unlikely]]
       throw_companion_not_configured(self.slot_->name);
-    if constexpr (Kind::has_aggregate)
-      self.outputs_.reserve(self.count_ + 1);  // the vector the aggregate receives
+    if constexpr (Kind::has_aggregate) reserve_outputs(self);
     // Hooks may change the set: keep this snapshot alive. (The lean scope: a function out of
     // line, never inlined into a coroutine - config.hpp.)
     lean_sync_dispatch_scope scope;
@@ -77,8 +76,40 @@ class dispatch_rules {
     if (self.list_) self.hold_list();
     return false;
   }
+  // The vector the aggregate receives, with room for every output (the default's and each
+  // hook's). Made new, then swapped in: reserve() on the dispatch's own vector had the move of
+  // its elements (for a verdict 0.5 KB of code) - the allocation may have changed it, for all the
+  // optimiser knows. The dispatch's own is empty - a dispatch starts once (an interceptor's
+  // next() starts a dispatch of its own) - so the one it gets back has none to destroy.
+  // A presized list is made with its elements, empty (next_element).
+  HOOKSET_ALWAYS_INLINE static void reserve_outputs(Dispatch& self) {
+    const bool nothing_collected = self.outputs_.begin() == self.outputs_.end();
+    HOOKSET_ASSUME(nothing_collected);
+    if constexpr (presized) {
+      std::vector<Attributed<result>> made(self.count_ + 1);
+      self.outputs_.swap(made);
+    } else {
+      std::vector<typename Dispatch::collected> reserved;
+      reserved.reserve(self.count_ + 1);
+      self.outputs_.swap(reserved);
+    }
+  }
+  // The list of a dispatch without hooks, for its default's output (start_without_hooks,
+  // after_sole_default).
+  HOOKSET_NOINLINE static void make_list_for_default(Dispatch& self) {
+    if constexpr (presized) {
+      std::vector<Attributed<result>> made(1);
+      const bool nothing_collected = self.outputs_.begin() == self.outputs_.end();
+      HOOKSET_ASSUME(nothing_collected);
+      self.outputs_.swap(made);
+    }
+  }
   HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
-    if constexpr (Kind::is_always) {
+    if constexpr (collects_default_in_place) {
+      // The default's output straight into the list (an asynchronous one: after_head).
+      if (!call_default_into_list(self, &after_head)) return false;
+      return after_output_taken(self);
+    } else if constexpr (Kind::is_always) {
       if (!call_default(self, &after_head)) return false;
       if constexpr (Kind::has_aggregate) return after_head(self);  // (below)
       else return after_head_inline(self);
@@ -95,14 +126,25 @@ class dispatch_rules {
     if (!ends_with_default || !self.slot().default_sync)
       self.next_ = self.count_ = self.produced_ = self.plain_end_ = 0;
     if constexpr (Kind::is_always) {
+      if constexpr (Kind::has_aggregate && !Kind::has_chain) {
+        if constexpr (collects_default_in_place) {
+          // As start(), in a list of one.
+          make_list_for_default(self);
+          if (!call_default_into_list(self, &after_head)) return false;
+          return produce_result(self);
+        } else {
+          if (!call_default(self, &after_head)) return false;
+          return aggregate_default_alone(self);
+        }
+      }
       if (!call_default(self, &after_head)) return false;
-      if constexpr (Kind::has_aggregate && !Kind::has_chain) return aggregate_default_alone(self);
       if (take_output(self) == next::suspended) return false;
     }
     return finish(self);
   }
   // An aggregate with no hook receives the default's output alone, collected in a vector made
-  // for exactly one (no growth; an unwatched dispatch: no output watch to tell).
+  // for exactly one (no growth; an unwatched dispatch: no output watch to tell). (An attributed
+  // output collected in place goes straight into the dispatch's list: start_without_hooks.)
   HOOKSET_ALWAYS_INLINE static bool aggregate_default_alone(Dispatch& self) {
     using collected = typename Dispatch::collected;
     std::vector<collected> alone;
@@ -122,8 +164,21 @@ class dispatch_rules {
   }
   // After the default's output, the rest of the dispatch: inline into start() but for the
   // kinds that collect outputs, whose rest is large (there start() calls the out-of-line copy
-  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind).
-  static bool after_head(Dispatch& self) { return after_head_inline(self); }
+  // a dispatch resumed after an asynchronous default runs anyway: 0.6-1 KB per kind; where the
+  // default's output went straight into the list, the hooks' part alone: after_output_taken).
+  static bool after_head(Dispatch& self) {
+    if constexpr (collects_default_in_place) {
+      collect(self);  // (an asynchronous default's output, in value_)
+      return after_output_taken(self);
+    } else {
+      return after_head_inline(self);
+    }
+  }
+  // The hooks and the end, after start() collected the default's output in place: the copy of
+  // the hook loop start() and after_head share.
+  HOOKSET_NOINLINE static bool after_output_taken(Dispatch& self) {
+    return Dispatch::loop::run_hooks(self);
+  }
   HOOKSET_ALWAYS_INLINE static bool after_head_inline(Dispatch& self) {
     return Dispatch::loop::continue_after(self, take_output(self));
   }
@@ -155,15 +210,33 @@ class dispatch_rules {
   }
   // Moves the newest output into the aggregate's list (attributed: with its producer);
   // nothing for other slots.
-  // (Inline: out of line, it saved a verdict slot 3.6 KB of code and cost it 5-9 % in
-  // instructions at 8 hooks.)
+  // A plain hook's output is collected in place (collect_plain): what comes here is a
+  // bookkept or driven hook's, or an asynchronous default's. Where the output owns memory, the
+  // one out-of-line copy that collects the default's in place too (collect_output: for a
+  // verdict, 0.7 KB less at each place), else inline.
   HOOKSET_ALWAYS_INLINE static void collect(Dispatch& self) {
+    if constexpr (collects_output_outlined) collect_output(self, std::move(*self.value_));
+    else collect_here(self);
+  }
+  static constexpr bool collects_output_outlined =
+      attributed && std::is_default_constructible_v<result> &&
+      std::is_nothrow_move_assignable_v<result> && !std::is_trivially_copyable_v<result>;
+  // An output - value_'s, or the default's made in the caller - into a new element, with its
+  // producer_ (null: the default), told to the output watch. (A template: a void slot has no
+  // output; Output is always result.)
+  template <class Output>
+  HOOKSET_NOINLINE static void collect_output(Dispatch& self, Output&& output) {
+    if (output_watch<result>* watch = watched(self)) [[unlikely]]
+      watch->seen(self.producer_, &output);
+    fill_collected(next_element(self), output, self.producer_);
+  }
+  HOOKSET_ALWAYS_INLINE static void collect_here(Dispatch& self) {
     if constexpr (attributed) {
       if (output_watch<result>* watch = watched(self)) [[unlikely]]
         watch->seen(self.producer_, &*self.value_);
       if constexpr (std::is_default_constructible_v<result> &&
                     std::is_nothrow_move_assignable_v<result>) {
-        fill_collected(self.outputs_.emplace_back(), *self.value_, self.producer_);
+        fill_collected(next_element(self), *self.value_, self.producer_);
       } else {
         self.outputs_.emplace_back(attribute{*self.value_, self.producer_});
       }
@@ -195,22 +268,40 @@ class dispatch_rules {
       Kind::has_aggregate && !Kind::has_chain &&
       (!attributed ||
        (std::is_default_constructible_v<result> && std::is_nothrow_move_assignable_v<result>));
+  // An Always slot's default whose output is attributed is collected in place too (start()):
+  // one move of a verdict less, and its code.
+  static constexpr bool collects_default_in_place =
+      Kind::is_always && collects_in_place && attributed;
   // collect() of a plain hook's call, in a dispatch with no context (no output watch).
   HOOKSET_ALWAYS_INLINE static void collect_plain(Dispatch& self, const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (attributed) {
       self.produced_by(&hook);
-      Attributed<result>& element = self.outputs_.emplace_back();
+      Attributed<result>& element = next_element(self);  // (presized)
       try {
         element.value = self.call_with_args(sync, hook.object);
       } catch (...) {
-        self.outputs_.pop_back();
+        --self.collected_;  // (the element stays empty, dropped at the end)
         throw;
       }
       element.hook = hook.id();
       if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
     } else {
       self.outputs_.push_back(self.call_with_args(sync, hook.object));
+    }
+  }
+  // A list of attributed outputs collected in place is made with an element for every output the
+  // dispatch can have (reserve_outputs, make_list_for_default), each filled in turn and the rest
+  // dropped at the end: no code to grow it (for a verdict, 1 KB: the vector's insertion that
+  // reallocates).
+  static constexpr bool presized = collects_in_place && attributed;
+  HOOKSET_ALWAYS_INLINE static Attributed<result>& next_element(Dispatch& self) {
+    if constexpr (presized) {
+      const bool room = self.collected_ < self.outputs_.size();
+      HOOKSET_ASSUME(room);
+      return self.outputs_[self.collected_++];
+    } else {
+      return self.outputs_.emplace_back();
     }
   }
   // Makes the element in place (emplace_back converts it: no temporary Attributed to move).
@@ -255,11 +346,15 @@ class dispatch_rules {
       self.output_.emplace(std::move(*self.value_));  // returned directly, not aggregated
       return true;
     } else {
+      if constexpr (presized)
+        if (self.outputs_.empty()) make_list_for_default(self);  // (a dispatch without hooks)
       collect(self);
       return produce_result(self);
     }
   }
   HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
+    if constexpr (presized)
+      while (self.outputs_.size() > self.collected_) self.outputs_.pop_back();  // (not filled)
     if constexpr (Kind::has_aggregate) return aggregate_outputs(self, std::move(self.outputs_));
     else if constexpr (Kind::has_finalize)
       return self.finalize_.visit(
@@ -302,11 +397,27 @@ class dispatch_rules {
       self.produced_by(nullptr);
       if (self.slot().default_sync) [[likely]] {
         if constexpr (is_void) self.call_with_args(self.slot().default_sync, nullptr);
-        else self.value_ = self.call_with_args(self.slot().default_sync, nullptr);
+        else if constexpr (std::is_trivially_copyable_v<result>)
+          self.value_ = self.call_with_args(self.slot().default_sync, nullptr);
+        // A value that owns memory replaces the old one (mostly none: the default runs first):
+        // a move assignment would add its code for both states of value_ (a verdict's: 0.4 KB).
+        else self.value_.emplace(self.call_with_args(self.slot().default_sync, nullptr));
         return true;
       }
       return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
     }
+  }
+  // call_default() where the default's output goes straight into the list
+  // (collects_default_in_place); an asynchronous one's goes to value_, as call_default's.
+  HOOKSET_ALWAYS_INLINE static bool call_default_into_list(Dispatch& self, step then) {
+    if (self.has_context()) [[unlikely]]
+      self.check_stop();
+    self.produced_by(nullptr);
+    if (self.slot().default_sync) [[likely]] {
+      collect_output(self, self.call_with_args(self.slot().default_sync, nullptr));
+      return true;
+    }
+    return Dispatch::driver_code_from(self.slot_->suspended_driver)->call_default(self, then);
   }
   // Reached through the descriptor's driver code: only a slot with an asynchronous default
   // names it.
