@@ -276,7 +276,8 @@ class dispatch_rules {
   HOOKSET_ALWAYS_INLINE static void collect_plain(Dispatch& self, const entry& hook) {
     const auto sync = sync_call_of<Kind>(hook);
     if constexpr (attributed) {
-      self.produced_by(&hook);
+      // (producer_ is not followed here: the element names its hook, and the loop sets
+      // producer_ once, after the stretch, where the result is attributed.)
       Attributed<result>& element = next_element(self);  // (presized)
       try {
         element.value = self.call_with_args(sync, hook.object);
@@ -434,7 +435,8 @@ class dispatch_rules {
   }
   template <class Companion, class Input>
   static bool call_producer(Dispatch& self, Companion& companion, Input&& input) {
-    self.check_stop();
+    if (self.has_context()) [[unlikely]]  // (the test inline: GCC called check_stop for it)
+      self.check_stop();
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
       self.output_.emplace(companion(std::forward<Input>(input)));
