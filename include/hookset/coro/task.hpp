@@ -63,17 +63,21 @@ class coroutine_result {
   void unhandled_exception() noexcept { state_.template emplace<2>(std::current_exception()); }
 
   T& result() & {
-    rethrow_if_failed();
-    return std::get<1>(state_);
+    if (state_.index() != 1) [[unlikely]]
+      rethrow_failure();
+    return *std::get_if<1>(&state_);
   }
   T&& result() && {
-    rethrow_if_failed();
-    return std::move(std::get<1>(state_));
+    if (state_.index() != 1) [[unlikely]]
+      rethrow_failure();
+    return std::move(*std::get_if<1>(&state_));
   }
 
  private:
-  void rethrow_if_failed() const {
-    if (state_.index() == 2) std::rethrow_exception(std::get<2>(state_));
+  // (std::get_if, not std::get: no std::bad_variant_access code in every file with a Task.)
+  [[noreturn]] void rethrow_failure() const {
+    if (const std::exception_ptr* error = std::get_if<2>(&state_)) std::rethrow_exception(*error);
+    std::terminate();  // no value and no error: read before the coroutine returned (a bug)
   }
   std::variant<std::monostate, T, std::exception_ptr> state_;
 };
@@ -85,8 +89,11 @@ class coroutine_result<T&> {
   void unhandled_exception() noexcept { state_.template emplace<2>(std::current_exception()); }
 
   T& result() const {
-    if (state_.index() == 2) std::rethrow_exception(std::get<2>(state_));
-    return *std::get<1>(state_);
+    if (state_.index() != 1) [[unlikely]] {
+      if (const std::exception_ptr* error = std::get_if<2>(&state_)) std::rethrow_exception(*error);
+      std::terminate();  // no value and no error: read before the coroutine returned (a bug)
+    }
+    return **std::get_if<1>(&state_);
   }
 
  private:
