@@ -165,10 +165,15 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # +20,882 and +23,385), no new include: the verdict list made with an element
 # per output (next_element, the collected count, the list of one without hooks) and one
 # out-of-line collect_output (~35 lines with comments).
+# Raised 2026-11-30 (ninth session) to hook_set.hpp +20,970 and hookset.hpp +23,470 (measured
+# +20,934 and +23,437), no new include: a hook entry's copy and destructor declared out of line
+# (~10 lines), an aggregate's plain hooks counted after their stretch (~5), and rules.hpp, over
+# 400 lines, split - the aggregate's collection in collect.hpp, the rules' base, with its header
+# comment, includes and the rules' using-declarations (~30).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20920"
-  "hookset/hookset.hpp=23420")
+  "hookset/hook_set.hpp=20970"
+  "hookset/hookset.hpp=23470")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -71,7 +71,8 @@ HOOKSET_NOINLINE HOOKSET_DECL hook_entry make_entry(void* object, std::shared_pt
   return entry;
 }
 
-// (Inline as declared, in header-only mode; never inlined.)
+// (Inline as declared, in header-only mode; never inlined. Every member, as the implicit copy
+// would: a member added to hook_entry is added here.)
 hook_entry::hook_entry(const hook_entry& other) noexcept
     : object(other.object),
       sync(other.sync),

@@ -12,8 +12,8 @@
 //   frame.hpp           the state that names no type of the slot (a base), the watched start
 //                       (begin, rules, end) and the loop with bookkeeping over the kind's entry
 //                       points (steps.hpp), compiled once
-//   rules.hpp           start / take_output / finish: what the default, the outputs and the
-//                       companions mean; pipeline_rules.hpp: a Pipeline's decisions
+//   rules.hpp           start / take_output / finish, what the outputs mean (pipeline_rules.hpp:
+//                       a Pipeline's decisions; collect.hpp: an aggregate's outputs collected)
 //   hook_loop.hpp       the hooks from next_ on: the plain stretch inline, the rest in the
 //                       frame's loop; plain_loops.hpp: the hand-written loops of the plain policy
 //   driver.hpp          a dispatch that had to wait; concurrent.hpp: the concurrent window
@@ -103,6 +103,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // awaits that one's Task itself (await_suspend); the rest is the interceptor layer's.
   friend class dispatch_options<dispatch>;
   friend class dispatch_rules<dispatch>;
+  friend class aggregate_collection<dispatch>;
   friend class hook_loop<dispatch>;
   friend class plain_loops<dispatch>;
   friend class pipeline_rules<dispatch>;

@@ -34,6 +34,8 @@ class plain_loops;
 template <class Dispatch>
 class dispatch_rules;
 template <class Dispatch>
+class aggregate_collection;
+template <class Dispatch>
 class hook_loop;
 template <class Dispatch>
 class attribution;
