@@ -71,20 +71,20 @@ class aggregate_collection {
   // output; Output is always result.)
   template <class Output>
   HOOKSET_NOINLINE static void collect_output(Dispatch& self, Output&& output) {
+    collect_attributed(self, output);
+  }
+  template <class Output>
+  HOOKSET_ALWAYS_INLINE static void collect_attributed(Dispatch& self, Output& output) {
     if (output_watch<result>* watch = watched(self)) [[unlikely]]
       watch->seen(self.producer_, &output);
-    fill_collected(next_element(self), output, self.producer_);
+    if constexpr (std::is_default_constructible_v<result> &&
+                  std::is_nothrow_move_assignable_v<result>)
+      fill_collected(next_element(self), output, self.producer_);
+    else self.outputs_.emplace_back(attribute{output, self.producer_});
   }
   HOOKSET_ALWAYS_INLINE static void collect_here(Dispatch& self) {
     if constexpr (attributed) {
-      if (output_watch<result>* watch = watched(self)) [[unlikely]]
-        watch->seen(self.producer_, &*self.value_);
-      if constexpr (std::is_default_constructible_v<result> &&
-                    std::is_nothrow_move_assignable_v<result>) {
-        fill_collected(next_element(self), *self.value_, self.producer_);
-      } else {
-        self.outputs_.emplace_back(attribute{*self.value_, self.producer_});
-      }
+      collect_attributed(self, *self.value_);
     } else if constexpr (Kind::has_aggregate) {
       self.outputs_.push_back(std::move(*self.value_));
     }
@@ -98,13 +98,16 @@ class aggregate_collection {
                                                    const entry* producer) {
     if constexpr (attributed) {
       element.value = std::move(output);
-      if (producer) {
-        element.hook = producer->id();
-        if (const std::string& name = producer->record->name; !name.empty()) element.name = name;
-      }
+      if (producer) name_producer(element, *producer);
     } else {
       element = std::move(output);
     }
+  }
+  // An attributed element's registration: its id and, when it has one, its name.
+  template <class Element>
+  HOOKSET_ALWAYS_INLINE static void name_producer(Element& element, const entry& producer) {
+    element.hook = producer.id();
+    if (const std::string& name = producer.record->name; !name.empty()) element.name = name;
   }
   // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output
   // is made in the aggregate's list, not in value_ and then moved there - one move of the output
@@ -130,8 +133,7 @@ class aggregate_collection {
         --self.collected_;  // (the element stays empty, dropped at the end)
         throw;
       }
-      element.hook = hook.id();
-      if (const std::string& name = hook.record->name; !name.empty()) element.name = name;
+      name_producer(element, hook);
     } else {
       self.outputs_.push_back(self.call_with_args(sync, hook.object));
     }
