@@ -227,6 +227,12 @@ inline std::string manifest_mismatch(const SetManifest& program, const SetManife
     if (!find(program, library.slots[i].name_view()))
       return "slot '" + std::string(library.slots[i].name_view()) +
              "' of the library's set is not in this program's";
+  // (The same names, but not as many: a set nested more than once, under names, in one of them.
+  // Checked before the positions are compared, which reads both lists up to program's count.)
+  if (program.slot_count != library.slot_count)
+    return "this program's set has " + std::to_string(program.slot_count) +
+           " slots, the library's " + std::to_string(library.slot_count) +
+           ": some slot occurs more often in one (a set nested more than once)";
   for (std::size_t i = 0; i != program.slot_count; ++i)
     if (program.slots[i].fingerprint != library.slots[i].fingerprint)
       return "the sets list the same slots in another order: slot '" +

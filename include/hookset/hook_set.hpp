@@ -29,6 +29,7 @@
 #include <hookset/hook_options.hpp>
 #include <hookset/interceptor.hpp>
 #include <hookset/keyed.hpp>
+#include <hookset/nested.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/slot.hpp>
@@ -53,7 +54,33 @@ struct is_hook_set : std::false_type {};
 template <class... M>
 struct is_hook_set<HookSet<M...>> : std::true_type {};
 
-// Every slot a member contributes: itself, or all slots of a nested set.
+// A nested member: a HookSet, unnamed, or one listed under a name (Nested<Name, HookSet<...>>).
+// Its key, what nested<Key>() takes, is its name, or its type when unnamed.
+template <class T>
+struct nested_member_traits {
+  static constexpr bool named = false;
+  static constexpr bool nested = is_hook_set<T>::value;
+  using set = T;
+  using key = T;
+};
+template <class Name, class... M>
+struct nested_member_traits<Nested<Name, HookSet<M...>>> {
+  static constexpr bool named = true;
+  static constexpr bool nested = true;
+  using set = HookSet<M...>;
+  using key = Name;
+};
+template <class M>
+using is_nested_member = mp::mp_bool<nested_member_traits<M>::nested>;
+template <class M>
+using is_named_nested = mp::mp_bool<nested_member_traits<M>::named>;
+template <class M>
+using nested_set_t = typename nested_member_traits<M>::set;
+template <class M>
+using nested_key_t = typename nested_member_traits<M>::key;
+
+// Every slot a member contributes: itself, or all slots of a nested set (a slot twice when two
+// named nested members have it).
 template <class M>
 struct slots_of {
   using type = mp::mp_list<M>;
@@ -62,9 +89,13 @@ template <class... M>
 struct slots_of<HookSet<M...>> {
   using type = mp::mp_append<mp::mp_list<>, typename slots_of<M>::type...>;
 };
+template <class Name, class... M>
+struct slots_of<Nested<Name, HookSet<M...>>> : slots_of<HookSet<M...>> {};
+template <class M>
+using slots_of_t = typename slots_of<M>::type;
 
 template <class M>
-using is_valid_member = mp::mp_bool<is_hook_set<M>::value || is_slot_type<M>()>;
+using is_valid_member = mp::mp_bool<is_nested_member<M>::value || is_slot_type<M>()>;
 
 template <class Slots, class S>
 using occurs_more_than_once = mp::mp_bool<(mp::mp_count<Slots, S>::value > 1)>;
@@ -161,6 +192,38 @@ class all_or_nothing {
 template <class S>
 using is_bad_slot = mp::mp_bool<!slot_ok<S>>;
 
+template <class List>
+using first_duplicate =
+    mp::mp_front<mp::mp_copy_if_q<List, mp::mp_bind_front<occurs_more_than_once, List>>>;
+
+// The rules for slots that occur more than once among a set's slots (nested sets' included): only
+// nested members listed under names may share slots, with each other and with unnamed nested
+// sets (such a slot is reached through nested<Name>()), never with the set's own slots. Judged
+// only when some slot does occur twice; reports the first broken rule and returns false.
+template <class M>
+using unique_slots_of_t = mp::mp_unique<slots_of_t<M>>;
+template <class Lists>
+using appended = mp::mp_apply<mp::mp_append, mp::mp_push_front<Lists, mp::mp_list<>>>;
+
+template <class Members>
+constexpr bool repeats_only_among_named() {
+  // Own slots and unnamed nested sets. (An unnamed nested set's own repeats, among its named
+  // members, were judged where it is declared.)
+  using unnamed = mp::mp_remove_if<Members, is_named_nested>;
+  using unnamed_slots = appended<mp::mp_transform<unique_slots_of_t, unnamed>>;
+  if constexpr (!mp::mp_is_set<unnamed_slots>::value) {
+    return report_duplicate_slot<first_duplicate<unnamed_slots>>();
+  } else {
+    using own = mp::mp_remove_if<Members, is_nested_member>;
+    using named_slots =
+        appended<mp::mp_transform<slots_of_t, mp::mp_copy_if<Members, is_named_nested>>>;
+    using shared = mp::mp_copy_if_q<own, mp::mp_bind_front<mp::mp_contains, named_slots>>;
+    if constexpr (!mp::mp_empty<shared>::value)
+      return report_duplicate_slot<mp::mp_front<shared>>();
+    else return true;
+  }
+}
+
 template <class... Members>
 constexpr bool validate_hook_set() {
   using members = mp::mp_list<Members...>;
@@ -168,12 +231,17 @@ constexpr bool validate_hook_set() {
   if constexpr (!mp::mp_empty<invalid>::value) {
     report_invalid_member<mp::mp_front<invalid>>();
   } else {
+    using nested = mp::mp_copy_if<members, is_nested_member>;
+    using keys = mp::mp_transform<nested_key_t, nested>;
     using slots = typename slots_of<HookSet<Members...>>::type;
-    if constexpr (!mp::mp_is_set<slots>::value) {
-      using duplicates = mp::mp_copy_if_q<slots, mp::mp_bind_front<occurs_more_than_once, slots>>;
-      report_duplicate_slot<mp::mp_front<duplicates>>();
+    if constexpr (!mp::mp_is_set<keys>::value) {
+      using key = first_duplicate<keys>;
+      if constexpr (mp::mp_count<members, key>::value > 1) report_nested_set_twice<key>();
+      else report_nested_name_twice<key>();
+    } else if constexpr (!mp::mp_is_set<slots>::value && !repeats_only_among_named<members>()) {
+      // (Reported there. The common case, no slot twice, costs the one mp_is_set.)
     } else {
-      using own_slots = mp::mp_remove_if<members, is_hook_set>;  // nested sets check their own
+      using own_slots = mp::mp_remove_if<members, is_nested_member>;  // nested sets check their own
       constexpr std::size_t bad = mp::mp_find_if<own_slots, is_bad_slot>::value;
       if constexpr (bad < mp::mp_size<own_slots>::value) check_slot<mp::mp_at_c<own_slots, bad>>();
     }
@@ -184,20 +252,23 @@ constexpr bool validate_hook_set() {
 // How a set stores its members: its own slots' hook lists in one array (indexed by the slot's
 // position among them), its nested sets in a std::tuple.
 template <class M>
-using is_own_slot = mp::mp_bool<!is_hook_set<M>::value && slot_ok<M>>;
+using is_own_slot = mp::mp_bool<!is_nested_member<M>::value && slot_ok<M>>;
 
 // Where each slot of a set lives, as an Mp11 map (one lookup, however many slots):
-// {slot, own_list<i>} for the set's own slot i, {slot, in_nested<j>} for a slot of nested set j.
+// {slot, own_list<i>} for the set's own slot i, {slot, in_nested<j>} for a slot of nested set j
+// (j: the member's position among the nested members), {slot, ambiguous} for a slot that more
+// than one nested member has.
 template <std::size_t I>
 struct own_list : mp::mp_size_t<I> {};
 template <std::size_t J>
 struct in_nested : mp::mp_size_t<J> {};
+struct ambiguous {};
 
-template <class Own, class Nested, class OwnIndices = mp::mp_iota<mp::mp_size<Own>>,
-          class NestedIndices = mp::mp_iota<mp::mp_size<Nested>>>
+template <class Own, class NestedSets, class OwnIndices = mp::mp_iota<mp::mp_size<Own>>,
+          class NestedIndices = mp::mp_iota<mp::mp_size<NestedSets>>>
 struct slot_locations;
-template <class... Own, class... Nested, class... I, class... J>
-struct slot_locations<mp::mp_list<Own...>, mp::mp_list<Nested...>, mp::mp_list<I...>,
+template <class... Own, class... NestedSets, class... I, class... J>
+struct slot_locations<mp::mp_list<Own...>, mp::mp_list<NestedSets...>, mp::mp_list<I...>,
                       mp::mp_list<J...>> {
   template <class Index>
   struct located_in {
@@ -205,7 +276,31 @@ struct slot_locations<mp::mp_list<Own...>, mp::mp_list<Nested...>, mp::mp_list<I
     using fn = mp::mp_list<S, in_nested<Index::value>>;
   };
   using type = mp::mp_append<mp::mp_list<mp::mp_list<Own, own_list<I::value>>...>,
-                             mp::mp_transform_q<located_in<J>, typename slots_of<Nested>::type>...>;
+                             mp::mp_transform_q<located_in<J>, slots_of_t<NestedSets>>...>;
+};
+
+// A map from a list of {slot, location} pairs where a slot may repeat (nested members listed
+// under names share it): a repeated slot's location is `ambiguous`. Used only when some slot
+// repeats, so the common case pays nothing for it.
+template <class Slots>
+struct mark_ambiguous {
+  template <class Pair>
+  using fn = mp::mp_if_c<(mp::mp_count<Slots, mp::mp_first<Pair>>::value > 1),
+                         mp::mp_list<mp::mp_first<Pair>, ambiguous>, Pair>;
+};
+template <class S>
+struct has_slot {
+  template <class M>
+  using fn = mp::mp_contains<slots_of_t<M>, S>;
+};
+
+template <class Pairs, class Slots, bool Repeats = !mp::mp_is_set<Slots>::value>
+struct located_map {
+  using type = Pairs;
+};
+template <class Pairs, class Slots>
+struct located_map<Pairs, Slots, true> {
+  using type = mp::mp_unique<mp::mp_transform_q<mark_ambiguous<Slots>, Pairs>>;
 };
 
 // What a set needs to know of its own slots at run time, to walk them in a loop.
@@ -225,7 +320,9 @@ class HookSet {
   // A member that is neither (rejected above) is stored nowhere, so that no second error
   // follows ours.
   using own_slots = boost::mp11::mp_copy_if<members, detail::is_own_slot>;
-  using nested_sets = boost::mp11::mp_copy_if<members, detail::is_hook_set>;
+  // The nested members (HookSets, or Nested<Name, HookSet>s), and the sets stored for them.
+  using nested_members = boost::mp11::mp_copy_if<members, detail::is_nested_member>;
+  using nested_sets = boost::mp11::mp_transform<detail::nested_set_t, nested_members>;
   static constexpr std::size_t own_count = boost::mp11::mp_size<own_slots>::value;
 
  public:
@@ -233,13 +330,15 @@ class HookSet {
   using slots = typename detail::slots_of<HookSet>::type;
 
  private:
-  using locations = typename detail::slot_locations<own_slots, nested_sets>::type;
+  using locations =
+      typename detail::located_map<typename detail::slot_locations<own_slots, nested_sets>::type,
+                                   slots>::type;
   // Whether S is listed but ill-formed. The members are searched only when some member is
   // ill-formed: searched for every slot named, they cost a pass over the members per slot.
   template <class S>
   static constexpr bool lists_ill_formed() {
-    if constexpr (own_count ==
-                  boost::mp11::mp_size<members>::value - boost::mp11::mp_size<nested_sets>::value)
+    if constexpr (own_count == boost::mp11::mp_size<members>::value -
+                                   boost::mp11::mp_size<nested_members>::value)
       return false;
     else return boost::mp11::mp_contains<members, S>::value;
   }
@@ -259,11 +358,34 @@ class HookSet {
   template <class S>
   static constexpr bool usable_slot() {
     if constexpr (!contains<S>) return detail::report_slot_not_in_set<S, HookSet>();
+    else if constexpr (ambiguous<S>) return detail::report_ambiguous_slot<S, keys_having<S>>();
     else return detail::slot_ok<S>;
   }
+  // Whether several nested members have S (listed under names): then it is reached through
+  // nested<Name>(), never through this set, which could not tell which one is meant.
+  template <class S>
+  static constexpr bool ambiguous = std::is_same_v<boost::mp11::mp_map_find<locations, S>,
+                                                   boost::mp11::mp_list<S, detail::ambiguous>>;
+  // The keys (what nested<Key>() takes) of the nested members that have S, for the message.
+  template <class S>
+  using keys_having =
+      boost::mp11::mp_transform<detail::nested_key_t,
+                                boost::mp11::mp_copy_if_q<nested_members, detail::has_slot<S>>>;
 
  public:
   HookSet() = default;
+
+  // A set made of copies of its nested sets, given in the order the members list them (own
+  // slots start empty): HookSet<Nested<Primary, Tools>, Nested<Backup, Tools>, Audit>
+  // host{primary_tools, backup_tools}. Each member is a copy, as `Tools copy = primary_tools;`
+  // would be: it shares the registrations (same hooks, same ids) copy-on-write, so a later change
+  // to primary_tools - a removal, an addition - is not seen by `host`, nor the other way round.
+  // An rvalue is moved in.
+  template <class... Sets>
+  requires(sizeof...(Sets) != 0 &&
+           std::is_same_v<boost::mp11::mp_list<std::remove_cvref_t<Sets>...>,
+                          nested_sets>) explicit HookSet(Sets&&... sets)
+      : nested_(std::forward<Sets>(sets)...) {}
 
   // ---- registration ----------------------------------------------------------------------
 
@@ -486,17 +608,40 @@ class HookSet {
 
   // ---- nested sets ---------------------------------------------------------------------------
 
+ private:
+  template <class N>
+  struct is_nested_set {
+    template <class M>
+    using fn = std::is_same<detail::nested_set_t<M>, N>;
+  };
+
+ public:
   // The nested set N, one of this set's own members: hand a subsystem its part of the
   // application's hooks, or extend that part with a standalone N. Its slots stay callable
-  // through this set, which sees every change made through the reference.
+  // through this set, which sees every change made through the reference. N is the Name of a
+  // member Nested<Name, Set> (that Set), or a nested set's type - unnamed, or listed once.
   template <class N>
   decltype(auto) nested() noexcept {
-    if constexpr (!boost::mp11::mp_contains<members, N>::value || !detail::is_hook_set<N>::value) {
+    namespace mp = boost::mp11;
+    using keys = mp::mp_transform<detail::nested_key_t, nested_members>;
+    constexpr std::size_t by_key = mp::mp_find<keys, N>::value;
+    constexpr std::size_t by_set = mp::mp_find<nested_sets, N>::value;
+    constexpr std::size_t count = mp::mp_size<nested_members>::value;
+    if constexpr (by_key < count) {
+      return static_cast<detail::nested_set_t<mp::mp_at_c<nested_members, by_key>>&>(
+          std::get<by_key>(nested_));
+    } else if constexpr (by_set < count && mp::mp_count<nested_sets, N>::value == 1) {
+      return static_cast<N&>(std::get<by_set>(nested_));
+    } else if constexpr (by_set < count) {
+      // Under several names: which one is meant?
+      constexpr bool reported = detail::report_nested_set_under_names<
+          N, mp::mp_transform<detail::nested_key_t,
+                              mp::mp_copy_if_q<nested_members, is_nested_set<N>>>>();
+      return reported;
+    } else {
       constexpr bool reported =
           detail::report_not_a_nested_set<N, HookSet>();  // evaluated now: our error first
       return reported;
-    } else {
-      return static_cast<N&>(std::get<boost::mp11::mp_find<nested_sets, N>::value>(nested_));
     }
   }
   template <class N>
@@ -558,7 +703,7 @@ class HookSet {
           const HookId id = entry.id();
           // (A Priority names no other registration: the named-order code is not needed.)
           insert_hook<S, !std::is_same_v<std::remove_cvref_t<Options>, Priority>>(
-              std::move(entry), std::move(key_selector));
+              storage_for<S>(), std::move(entry), std::move(key_selector));
           return id;
         } else {
           // One call of code that is not a template; a hook held by nothing (a captureless
@@ -670,8 +815,7 @@ class HookSet {
           nullptr, /*validates=*/false, detail::interceptor_code_for<mp::mp_front<slots>>());
       detail::all_or_nothing<HookSet> transaction(*this);
       try {
-        mp::mp_for_each<mp::mp_transform<mp::mp_identity, slots>>([&](auto slot) {
-          using S = typename decltype(slot)::type;
+        auto insert = [&]<class S>(detail::hook_list_owner& list) {
           using calls = detail::interceptor_calls<S, target>;
           detail::hook_entry entry = prototype;
           entry.sync = calls::sync();
@@ -680,8 +824,9 @@ class HookSet {
           record->suspended_driver = detail::suspended_driver_for<S, calls::suspends>();
           record->interceptor_code = detail::interceptor_code_for<S>();
           entry.record = std::move(record);
-          detail::insert_interceptor(storage_for<S>(), std::move(entry), slot_name<S>);
-        });
+          detail::insert_interceptor(list, std::move(entry), slot_name<S>);
+        };
+        for_each_slot_list(insert);  // (a slot two nested members have: in both)
       } catch (...) {
         transaction.roll_back();
         throw;
@@ -722,17 +867,20 @@ class HookSet {
         ids.reserve(mp::mp_size<implemented>::value);
         detail::all_or_nothing<HookSet> transaction(*this);
         try {
-          mp::mp_for_each<mp::mp_transform<mp::mp_identity, implemented>>([&](auto slot) {
-            using S = typename decltype(slot)::type;
-            using calls =
-                detail::entry_calls<detail::kind_of<S>, target, detail::entry_slot_t<target, S>, S>;
-            auto entry = detail::make_entry(
-                raw, owner, HookOptions(options), detail::descriptor_of<S>.on_failure,
-                calls::sync(), calls::async(), detail::suspended_driver_for<S, calls::suspends>());
-            const HookId id = entry.id();
-            insert_hook<S, true>(std::move(entry));
-            ids.push_back(id);
-          });
+          auto insert = [&]<class S>(detail::hook_list_owner& list) {
+            if constexpr (detail::implements_slot<S, target>) {
+              using calls = detail::entry_calls<detail::kind_of<S>, target,
+                                                detail::entry_slot_t<target, S>, S>;
+              auto entry = detail::make_entry(raw, owner, HookOptions(options),
+                                              detail::descriptor_of<S>.on_failure, calls::sync(),
+                                              calls::async(),
+                                              detail::suspended_driver_for<S, calls::suspends>());
+              const HookId id = entry.id();
+              insert_hook<S, true>(list, std::move(entry));
+              ids.push_back(id);
+            }
+          };
+          for_each_slot_list(insert);  // (a slot two nested members have: in both)
         } catch (...) {
           transaction.roll_back();  // also undoes a singleton hook replaced before the throw
           throw;
@@ -765,11 +913,27 @@ class HookSet {
     return const_cast<HookSet*>(this)->storage_for<S>();
   }
 
-  // Calls f(owner) for the hook list owner of every slot, nested sets included.
+  // Calls f(owner) for the hook list owner of every slot, nested sets included (each nested
+  // member, however many share its type).
   template <class F>
   void for_each_list(F&& f) {
     for (detail::hook_list_owner& owner : lists_) f(owner);
     std::apply([&](auto&... nested) { (nested.for_each_list(f), ...); }, nested_);
+  }
+
+  // Calls f.template operator()<S>(owner) for the hook list owner of every place a slot S of
+  // this set lives, in the order of `slots`: a slot that two nested members have, twice. What
+  // add_hooks and intercept_all register in (storage_for<S> knows one place only).
+  template <class F>
+  void for_each_slot_list(F& f) {
+    namespace mp = boost::mp11;
+    mp::mp_for_each<mp::mp_transform<mp::mp_identity, members>>([&](auto member) {
+      using M = typename decltype(member)::type;
+      if constexpr (detail::is_nested_member<M>::value)
+        std::get<mp::mp_find<nested_members, M>::value>(nested_).for_each_slot_list(f);
+      else if constexpr (detail::is_own_slot<M>::value)
+        f.template operator()<M>(lists_[mp::mp_find<own_slots, M>::value]);
+    });
   }
 
   // Names and modes of the own slots, for loops over lists_.
@@ -783,18 +947,20 @@ class HookSet {
       own_infos(own_slots{});
 
   // MayNameOrder: whether the entry may name others (before/after: registered with HookOptions).
+  // `list`: the owner of S's hooks (storage_for<S>(), or one of the places add_hooks visits).
   template <class S, bool MayNameOrder, class KeySelector = std::nullptr_t>
-  void insert_hook(detail::hook_entry entry, [[maybe_unused]] KeySelector key_selector = nullptr) {
+  void insert_hook(detail::hook_list_owner& list, detail::hook_entry entry,
+                   [[maybe_unused]] KeySelector key_selector = nullptr) {
     if constexpr (detail::is_keyed<S>)  // (without a selector: every key)
       return detail::insert_keyed_hook<key_type_t<S>, detail::kind_of<S>::is_singleton,
                                        detail::key_argument_t<S>>(
-          storage_for<S>(), std::move(entry), std::move(key_selector), slot_name<S>, observer_);
+          list, std::move(entry), std::move(key_selector), slot_name<S>, observer_);
     else if constexpr (MayNameOrder)
-      detail::insert_hook_in_named_order(storage_for<S>(), std::move(entry),
-                                         detail::kind_of<S>::is_singleton, slot_name<S>, observer_);
+      detail::insert_hook_in_named_order(list, std::move(entry), detail::kind_of<S>::is_singleton,
+                                         slot_name<S>, observer_);
     else
-      detail::insert_hook(storage_for<S>(), std::move(entry), detail::kind_of<S>::is_singleton,
-                          slot_name<S>, observer_);
+      detail::insert_hook(list, std::move(entry), detail::kind_of<S>::is_singleton, slot_name<S>,
+                          observer_);
   }
 
   void extend_members(const HookSet& other) {

@@ -14,6 +14,7 @@
 #include <hookset/hook_set.hpp>
 #include <hookset/interceptor.hpp>
 #include <hookset/keyed.hpp>
+#include <hookset/nested.hpp>
 #include <hookset/observer.hpp>
 #include <hookset/pipeline.hpp>
 #include <hookset/shared_set.hpp>

@@ -686,14 +686,50 @@ constexpr bool report_slot_not_in_set() {
 template <class Slot>
 constexpr bool report_duplicate_slot() {
   static_assert(sizeof(Slot) == 0,
-                "hookset: a slot may appear only once in a HookSet, nested sets included");
+                "hookset: a slot may appear only once in a HookSet, nested sets included (only "
+                "nested sets listed under names, hookset::Nested<Name, Set>, may share slots, "
+                "with each other but not with the set's own slots)");
+  return false;
+}
+// Two unnamed nested sets of one type: nested<Set>() could not tell them apart.
+template <class NestedSet>
+constexpr bool report_nested_set_twice() {
+  static_assert(sizeof(NestedSet) == 0,
+                "hookset: a nested HookSet type may be listed only once unnamed: list each copy "
+                "under a name of its own, hookset::Nested<Name, NestedSet>, and reach it with "
+                "nested<Name>()");
+  return false;
+}
+template <class Name>
+constexpr bool report_nested_name_twice() {
+  static_assert(sizeof(Name*) == 0,  // (a name may be an incomplete type)
+                "hookset: two nested sets of a HookSet are named Name (hookset::Nested<Name, Set>, "
+                "or an unnamed nested set of type Name): nested<Name>() needs one");
+  return false;
+}
+// A slot that several nested members have (ThroughNames: the names of nested<Name>() for them).
+template <class Slot, class ThroughNames>
+constexpr bool report_ambiguous_slot() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: this slot belongs to more than one nested set of this HookSet (nested "
+                "under the names ThroughNames): call, register or count it through "
+                "set.nested<Name>() for the one meant");
+  return false;
+}
+// nested<N>() with a set type N listed under several names.
+template <class NestedSet, class Names>
+constexpr bool report_nested_set_under_names() {
+  static_assert(sizeof(NestedSet) == 0,
+                "hookset: nested<N>(): N is nested more than once, under the names Names: use "
+                "nested<Name>() with one of them");
   return false;
 }
 template <class Member>
 constexpr bool report_invalid_member() {
   static_assert(sizeof(Member) == 0,
                 "hookset: HookSet<...> takes slot types (deriving from hookset::Slot<R(Args...), "
-                "Mode, ...>) and nested HookSets; Member is neither");
+                "Mode, ...>), nested HookSets and named nested HookSets (hookset::Nested<Name, "
+                "Set>); Member is none of them");
   return false;
 }
 template <class Object, class Set>
@@ -705,9 +741,9 @@ constexpr bool report_implements_nothing() {
 }
 template <class Nested, class Set>
 constexpr bool report_not_a_nested_set() {
-  static_assert(sizeof(Nested) == 0,
+  static_assert(sizeof(Nested*) == 0,  // (N may be a misspelt name, an incomplete type)
                 "hookset: nested<N>(): N must be a HookSet listed directly among this set's "
-                "members (see Set)");
+                "members, or the Name of a member hookset::Nested<Name, Set> (see Set)");
   return false;
 }
 template <class Slot, class Companion>
