@@ -46,6 +46,13 @@ class FrozenHookSet {
   }
   bool holds(HookId id) const noexcept { return set_.holds(id); }
   Observer* observer() const noexcept { return set_.observer(); }
+  // The frozen nested set N (HookSet::nested<N>), const: how a slot that two named nested sets
+  // share is dispatched. Part of this version: keep it (SharedHookSet::load()) while the dispatch
+  // runs.
+  template <class N>
+  decltype(auto) nested() const noexcept {
+    return set_.template nested<N>();
+  }
   // Keyed slots (<hookset/keyed.hpp>).
   template <class S>
   std::vector<key_type_t<S>> keys() const {

@@ -266,3 +266,23 @@ TEST_CASE("the manifest of a set with a set nested twice lists its slots twice")
   CHECK_THAT(hookset::manifest_mismatch(once, pair), Catch::Matchers::ContainsSubstring("slots"));
   CHECK(hookset::manifest_mismatch(pair, hookset::set_manifest<Pair>).empty());
 }
+
+TEST_CASE("a frozen or shared host dispatches each copy through nested<Name>()") {
+  Host host;
+  host.nested<PrimaryTools>().add<RunTool>(tag("p"));
+  host.nested<BackupTools>().add<RunTool>(tag("b"));
+  const hookset::FrozenHookSet<hookset::Nested<PrimaryTools, Tools>,
+                               hookset::Nested<BackupTools, Tools>, Memory, Audit>
+      frozen = host.freeze();
+  STATIC_REQUIRE(std::is_same_v<decltype(frozen.nested<PrimaryTools>()), const Tools&>);
+  CHECK(run<RunTool>(frozen.nested<PrimaryTools>(), "f") == "f,p");
+  CHECK(run<RunTool>(frozen.nested<BackupTools>(), "f") == "f,b");
+
+  hookset::SharedHookSet<hookset::Nested<PrimaryTools, Tools>, hookset::Nested<BackupTools, Tools>,
+                         Memory, Audit>
+      shared(host);
+  shared.update([](auto& set) { set.template nested<BackupTools>().clear(); });
+  const auto version = shared.load();  // kept while its nested sets are dispatched
+  CHECK(run<RunTool>(version->nested<PrimaryTools>(), "s") == "s,p");
+  CHECK(run<RunTool>(version->nested<BackupTools>(), "s") == "s");
+}
