@@ -326,7 +326,8 @@ class HookSet {
   static constexpr std::size_t own_count = boost::mp11::mp_size<own_slots>::value;
 
  public:
-  // Every slot callable through this set, nested sets' slots included.
+  // Every slot of this set, nested sets' slots included, in member order: a slot that several
+  // named nested members have once for each (callable only through nested<Name>()).
   using slots = typename detail::slots_of<HookSet>::type;
 
  private:
