@@ -170,10 +170,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # (~10 lines), an aggregate's plain hooks counted after their stretch (~5), and rules.hpp, over
 # 400 lines, split - the aggregate's collection in collect.hpp, the rules' base, with its header
 # comment, includes and the rules' using-declarations (~30).
+# Raised 2026-11-30 (nested names) to hook_set.hpp +21,190 and hookset.hpp +23,700 (measured
+# +21,151 and +23,662), no new standard include: named nested sets - <hookset/nested.hpp>, the
+# member traits, the repeated-slot rules and the ambiguous-slot map in hook_set.hpp, the
+# constructor from nested sets, nested<Name>() and the walk add_hooks and intercept_all take
+# over every copy (~130 lines with comments), five diagnostics (~45),
+# FrozenHookSet::nested (~8).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=20970"
-  "hookset/hookset.hpp=23470")
+  "hookset/hook_set.hpp=21190"
+  "hookset/hookset.hpp=23700")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
