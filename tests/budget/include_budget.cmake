@@ -170,16 +170,24 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # (~10 lines), an aggregate's plain hooks counted after their stretch (~5), and rules.hpp, over
 # 400 lines, split - the aggregate's collection in collect.hpp, the rules' base, with its header
 # comment, includes and the rules' using-declarations (~30).
+# Raised 2026-11-30 (tenth session) to hook_set.hpp +21,040 and hookset.hpp +23,540 (measured
+# +21,018 and +23,521), no new include: a no-hook dispatch's default called from start_now
+# (run_default_alone), a fold's default and first hook inline where the call site knows the
+# default (run_fold_here, fold_first_here, fold_rest) and call_with_args without a lambda
+# (~60 lines with comments), HOOKSET_KNOWN_CONSTANT (~8), one rethrow for a failure's text
+# (read_exception_what, ~8).
 # Raised 2026-11-30 (nested names) to hook_set.hpp +21,190 and hookset.hpp +23,700 (measured
 # +21,151 and +23,662), no new standard include: named nested sets - <hookset/nested.hpp>, the
 # member traits, the repeated-slot rules and the ambiguous-slot map in hook_set.hpp, the
 # constructor from nested sets, nested<Name>() and the walk add_hooks and intercept_all take
 # over every copy (~130 lines with comments), five diagnostics (~45),
 # FrozenHookSet::nested (~8).
+# Both changes above on one tree (the merge of the two): hook_set.hpp +21,270 and hookset.hpp
+# +23,780 (measured +21,232 and +23,743).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=21190"
-  "hookset/hookset.hpp=23700")
+  "hookset/hook_set.hpp=21270"
+  "hookset/hookset.hpp=23780")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

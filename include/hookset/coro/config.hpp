@@ -30,6 +30,14 @@
 #define HOOKSET_NOINLINE
 #endif
 
+// Whether the optimiser knows `value` as a constant where the code ends up (after inlining):
+// code for a known value may then take a path that pays only there. False without the builtin.
+#if defined(__GNUC__) || defined(__clang__)
+#define HOOKSET_KNOWN_CONSTANT(value) __builtin_constant_p(value)
+#else
+#define HOOKSET_KNOWN_CONSTANT(value) false
+#endif
+
 // Tells the optimiser a fact it cannot see across an out-of-line call. Undefined behaviour
 // where it does not hold: a build without NDEBUG traps there instead.
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(NDEBUG)

@@ -20,29 +20,32 @@ HOOKSET_NOINLINE HOOKSET_DECL std::string hook_label(HookId hook, const std::str
   return name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
-    const std::exception_ptr& error) {
-  if (!error) return std::nullopt;
+// The one rethrow of a failure to read it: true, with its what() in `text`, when it derives from
+// std::exception.
+HOOKSET_NOINLINE HOOKSET_DECL bool read_exception_what(const std::exception_ptr& error,
+                                                       std::string& text) {
+  if (!error) return false;
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    return std::string(e.what());
+    text = e.what();
+    return true;
   } catch (...) {
-    return std::nullopt;
+    return false;
   }
 }
 
-// (Not exception_what's value_or: that makes a string twice, and brings in exception_what.)
+HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
+    const std::exception_ptr& error) {
+  std::string text;
+  if (!read_exception_what(error, text)) return std::nullopt;
+  return text;
+}
+
 HOOKSET_NOINLINE HOOKSET_DECL std::string exception_text(const std::exception_ptr& error) {
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      return e.what();
-    } catch (...) {
-    }
-  }
-  return not_a_std_exception;
+  std::string text;
+  if (!read_exception_what(error, text)) return not_a_std_exception;
+  return text;
 }
 
 }  // namespace detail

@@ -64,6 +64,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       dispatch_frame,
       public dispatch_options<dispatch<Kind, mp::mp_list<A...>>> {
   using bound_arguments<A...>::args_;
+  using bound_arguments<A...>::call_with_args;
   using kind = Kind;
   using result = typename Kind::result;
   using output = typename Kind::output;
@@ -199,7 +200,18 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
 
  private:
   HOOKSET_ALWAYS_INLINE bool start_now() {
+    // (The default is read first: GCC takes unwatched()'s atomic load for a write to this
+    // dispatch, and calls a default read after it through the pointer, not inline.)
+    [[maybe_unused]] const auto default_sync = slot().default_sync;
     list_ = owner_->current();
+    if constexpr (plain_loops<dispatch>::default_alone) {
+      if (!list_) {  // no hook: the default's output is the result
+        if (!unwatched()) return watched_policy<dispatch>::start(*this);
+        if (default_sync) [[likely]]
+          return plain_loops<dispatch>::run_default_alone(*this, default_sync);
+        return rules::start_without_hooks(*this);
+      }
+    }
     if constexpr (Kind::is_keyed) {
       // A keyed slot: the hooks of this dispatch's key, looked up once, now (a list filtered
       // for the key is this dispatch's own, released with it, on every path). With
@@ -220,16 +232,14 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
         // Inlined (the default called directly) for slots without companions; with
         // companions, one out-of-line copy per kind.
         if (!list_) {
-          // No hook, no configured companion: nothing can change under the default, and no
-          // snapshot needs protecting.
-          // (A Pipeline with no hook runs its default alone: the general copy of the rules
-          // serves it, one function fewer per kind.)
+          // No hook, no configured companion, a companion's kind (the others: above): nothing
+          // can change under the default, and no snapshot needs protecting. (A Pipeline with
+          // no hook runs its default alone: the general copy of the rules serves it, one
+          // function fewer per kind.)
           if constexpr (Kind::is_pipeline) return rules::start_snapshot(*this);
-          else if constexpr (Kind::has_chain || Kind::has_producer)
-            return rules::start_without_hooks_outlined(*this);
-          else return rules::start_without_hooks(*this);
+          else return rules::start_without_hooks_outlined(*this);
         }
-        if (list_->all_plain) return plain_loops<dispatch>::start(*this);
+        if (list_->all_plain) return plain_loops<dispatch>::start(*this, default_sync);
         if constexpr (!attributes_result)
           if (list_->any_interceptor()) return interceptors::code_of(*list_).start(*this);
       }
@@ -325,16 +335,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   static const driver_code* driver_code_from(const void* code) noexcept {
     if constexpr (attributes_result) return &suspended_driver;
     else return static_cast<const driver_code*>(code);
-  }
-
-  // Calls fn(object, args..., extra...) with the bound arguments as the slot declares them.
-  template <class Fn, class... Extra>
-  decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
-      return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(this->args_))...,
-                std::forward<Extra>(extra)...);
-    }
-    (indices{});
   }
 
   // Who produced the newest output (null: the default), for an attributed aggregate or result.

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <hookset/coro/config.hpp>
 #include <hookset/coro/manual_lifetime.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/hook_id.hpp>
@@ -127,6 +128,20 @@ struct no_delegation {};  // (a type of its own: it shares its address with the 
 template <class... A>
 struct bound_arguments {
   std::tuple<bound_t<A>...> args_;
+
+  // Calls fn(object, args..., extra...) with the arguments as the slot declares them. (No
+  // lambda: a function pointer it captured would not be known constant, nor be inlined.)
+  template <class Fn, class... Extra>
+  HOOKSET_ALWAYS_INLINE decltype(auto) call_with_args(Fn fn, void* object, Extra&&... extra) {
+    return call_with_args_at(std::index_sequence_for<A...>{}, fn, object,
+                             std::forward<Extra>(extra)...);
+  }
+  template <std::size_t... I, class Fn, class... Extra>
+  HOOKSET_ALWAYS_INLINE decltype(auto) call_with_args_at(std::index_sequence<I...>, Fn fn,
+                                                         void* object, Extra&&... extra) {
+    return fn(object, static_cast<arg_ref_t<A>>(std::get<I>(args_))...,
+              std::forward<Extra>(extra)...);
+  }
 };
 
 }  // namespace hookset::detail

@@ -6,6 +6,7 @@
 // snapshot (start_snapshot) serve every other plain dispatch; they give the same result.
 
 #include <cstddef>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -56,10 +57,34 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
     }
   }();
 
-  // Every hook plain, nobody watching, no options: the leanest loop the kind has.
-  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self) {
-    if constexpr (fold_loop) return run_fold(self);
-    else if constexpr (chain_loop) return run_chain(self);
+  // A kind whose result, with no hook, is its default's output as it is: no companion judges or
+  // makes it.
+  static constexpr bool default_alone =
+      !Kind::has_chain && !Kind::has_producer && Dispatch::companions_constructible;
+  // No hook, a synchronous default, nobody watching, no options: the default's call (read by
+  // start_now, before anything that makes the compiler forget which it is: inlined).
+  HOOKSET_ALWAYS_INLINE static bool run_default_alone(Dispatch& self, default_fn default_sync) {
+    self.produced_by(nullptr);
+    if constexpr (Kind::is_void) self.call_with_args(default_sync, nullptr);
+    else if constexpr (std::is_trivially_copyable_v<result>)
+      self.value_ = self.call_with_args(default_sync, nullptr);
+    else self.value_.emplace(self.call_with_args(default_sync, nullptr));
+    return true;
+  }
+
+  // Every hook plain, nobody watching, no options: the leanest loop the kind has. A fold runs
+  // inline where the compiler knows its default (`known_default`, read by start_now: at the call
+  // site of a slot's dispatch), which it then inlines too; elsewhere (an awaiter reaching the
+  // dispatch through a pointer) out of line: inlined there, it would only take registers from
+  // every path of the caller.
+  HOOKSET_ALWAYS_INLINE static bool start(Dispatch& self, default_fn known_default = nullptr) {
+    if constexpr (fold_loop) {
+      // (Asked of the test, not the pointer: compilers never take a function's address for a
+      // constant there, but fold a test of it.)
+      if (HOOKSET_KNOWN_CONSTANT(known_default != nullptr) && known_default)
+        return run_fold_here(self, known_default);
+      return run_fold(self);
+    } else if constexpr (chain_loop) return run_chain(self);
     else if constexpr (singleton_call) return run_singleton(self);
     else return Dispatch::rules::start_snapshot(self);
   }
@@ -144,8 +169,10 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   template <std::size_t... I>
   HOOKSET_ALWAYS_INLINE static result fold(const hook_list& list, default_fn default_sync,
                                            arguments& args, std::index_sequence<I...> each) {
+    // (The end as the vector's own, not data() + size(): Clang divides by an entry's size for
+    // size() and multiplies back.)
     const hook_entry* hook = list.hooks.data();
-    const hook_entry* const end = hook + list.hooks.size();
+    const hook_entry* const end = std::to_address(list.hooks.end());
     const bool has_last = Kind::is_always || hook == end;
     return fold_hooks(hook, end,
                       has_last
@@ -154,6 +181,42 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
                       has_last, args, each);
   }
 
+  template <std::size_t... I>
+  HOOKSET_ALWAYS_INLINE static result fold_first_here(Dispatch& self, default_fn default_sync,
+                                                      std::index_sequence<I...>) {
+    const hook_entry* hook = self.list_->hooks.data();
+    const bool has_last = Kind::is_always || hook == std::to_address(self.list_->hooks.end());
+    result last = has_last
+                      ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(self.args_))...)
+                      : result{};
+    if (self.list_->hooks.empty()) return last;
+    last = sync_call_of<Kind>(*hook)(
+        hook->object, static_cast<arg_ref_t<A>>(std::get<I>(self.args_))..., last, has_last);
+    // The rest read again from the snapshot (this dispatch holds it: unchanged), not kept from
+    // before the hook's call: a value kept across it costs every path of the caller a saved
+    // register.
+    const hook_list& list = *self.list_;
+    if (list.hooks.size() == 1) return last;
+    return fold_rest(list.hooks.data() + 1, std::to_address(list.hooks.end()), last, self.args_);
+  }
+  template <class Last>  // (a template: `result` is void in kinds that never call it)
+  HOOKSET_NOINLINE static Last fold_rest(const hook_entry* hook, const hook_entry* end, Last last,
+                                         arguments& args) {
+    return fold_hooks(hook, end, last, true, args, std::index_sequence_for<A...>{});
+  }
+  // run_fold inline, with its synchronous default (start). Not the lean scope: the caller may be
+  // a coroutine (`co_await set.call<S>(...)` in an asio::awaitable), where Clang reaches the
+  // thread-locals only through calls (config.hpp).
+  // The default and the first hook inline, the rest in the kind's loop out of line (fold_rest):
+  // inline, the loop took registers from every path of the caller, and Clang laid it out one
+  // instruction longer a hook.
+  HOOKSET_ALWAYS_INLINE static bool run_fold_here(Dispatch& self, default_fn default_sync) {
+    sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+    self.value_ = fold_first_here(self, default_sync, std::index_sequence_for<A...>{});
+    if constexpr (attributes_result)
+      self.producer_ = self.list_->hooks.empty() ? nullptr : &self.list_->hooks.back();
+    return true;
+  }
   HOOKSET_NOINLINE static bool run_fold(Dispatch& self) {
     const hook_list& list = *self.list_;
     // (An asynchronous default: the general loop, out of line - inlined here, its registers
