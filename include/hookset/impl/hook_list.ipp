@@ -3,6 +3,7 @@
 // registration. Not templates, the same for every slot: compiled once with
 // HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -42,6 +43,12 @@ HOOKSET_DECL void configured_companions::take_configured(
     const configured_companions& other) noexcept {
   for (std::size_t role = 0; role != companion_role_count; ++role)
     if (other[companion_role(role)]) (*this)[companion_role(role)] = other[companion_role(role)];
+}
+
+HOOKSET_DECL void configured_companions::keep_anchors_of(const configured_companions& other) {
+  for (const std::shared_ptr<const void>& anchor : other.anchors)
+    if (std::find(anchors.begin(), anchors.end(), anchor) == anchors.end())
+      anchors.push_back(anchor);
 }
 
 HOOKSET_DECL hook_list::hook_list(const hook_list& other)
@@ -373,6 +380,8 @@ HOOKSET_NOINLINE HOOKSET_DECL void extend_list(hook_list_owner& mine, const hook
   bool replaces_companion = false;
   if (const hook_list* current = mine.current()) replaces_companion = current->overlaps(*source);
   mine.modify([&](hook_list& list) {
+    // (First: if a later step throws, the worst left behind is an anchor kept too long.)
+    list.keep_anchors_of(*source);
     if (singleton) {
       if (!source->hooks.empty()) {
         list.hooks = source->hooks;

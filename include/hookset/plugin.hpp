@@ -1,0 +1,586 @@
+#pragma once
+// Plugins: shared libraries that register hooks in a program's set, loaded, reloaded and
+// unloaded while other threads dispatch (docs/plugins.md). Optional, like <hookset/asio.hpp>,
+// and POSIX only (dlopen).
+//
+// The plugin's side, in a shared library built with hookset_add_plugin (CMake):
+//
+//   HOOKSET_PLUGIN(AppHooks, registrar) {        // AppHooks: the program's set type (an alias)
+//     registrar.add<CheckTool>(deny_shell);
+//   }
+//
+// The program's side:
+//
+//   hookset::PluginHost<AppHooks> host;          // dispatch through it: host.call<S>(...)
+//   hookset::Plugin policy = host.load("plugins/policy.so");
+//   host.reload(policy, "plugins/policy.so");    // a new build of it
+//   host.unload(policy).wait();                  // its library is closed
+//
+// How it stays safe:
+//  - A plugin registers into a set of its own (a staging set), never into the program's. The
+//    host merges the staging sets of its plugins into its own registrations and publishes the
+//    result as one version (SharedHookSet): a dispatch sees a plugin's registrations whole or
+//    not at all, and a plugin whose entry point throws leaves nothing behind.
+//  - Every hook list that holds a plugin's registrations keeps its library loaded (an anchor,
+//    released after the list's entries and companions): a dispatch that runs, or is suspended
+//    in, a plugin's hook holds its list, so the library is closed only after the last one ends.
+//    Unload publishes a version built without the plugin; the library goes when the old
+//    versions' lists do. Nothing is counted per call.
+//  - dlclose does not always unmap (a library with STB_GNU_UNIQUE symbols, or a thread_local
+//    with a destructor, stays). After closing, the host asks the dynamic linker whether the
+//    library is still loaded and says so (Unloaded::resident()).
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <hookset/coro/frame_pool.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
+#include <hookset/executor.hpp>
+#include <hookset/fingerprint.hpp>
+#include <hookset/hook_id.hpp>
+#include <hookset/hook_set.hpp>
+#include <hookset/shared_set.hpp>
+
+namespace hookset {
+
+// A plugin that could not be loaded (or reloaded): the library, and why - the slot that differs,
+// the version, what its entry point threw. The program's set is unchanged.
+class PluginError : public std::runtime_error {
+ public:
+  PluginError(std::string path, std::string reason)
+      : std::runtime_error("plugin " + path + ": " + reason),
+        path_(std::move(path)),
+        reason_(std::move(reason)) {}
+  const std::string& path() const noexcept { return path_; }
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string path_;
+  std::string reason_;
+};
+
+// What a plugin's entry point registers through: the add, intercept and configure functions of
+// the set it registers into, recorded under the plugin. (Its ids name registrations of that
+// set; the host removes them all at once when it unloads the plugin.)
+template <class Set>
+class Registrar;
+
+template <class... Members>
+class Registrar<HookSet<Members...>> {
+ public:
+  using set_type = HookSet<Members...>;
+
+  explicit Registrar(set_type& set) noexcept : set_(set) {}
+  Registrar(const Registrar&) = delete;
+  Registrar& operator=(const Registrar&) = delete;
+
+  template <class S, class... Args>
+  HookId add(Args&&... args) {
+    return set_.template add<S>(std::forward<Args>(args)...);
+  }
+  template <class Object, class... Args>
+  std::vector<HookId> add_hooks(Object&& object, Args&&... args) {
+    return set_.add_hooks(std::forward<Object>(object), std::forward<Args>(args)...);
+  }
+  template <class S, class... Args>
+  HookId intercept(Args&&... args) {
+    return set_.template intercept<S>(std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  HookId intercept_all(Args&&... args) {
+    return set_.intercept_all(std::forward<Args>(args)...);
+  }
+  template <class S, class Companion>
+  void configure(Companion&& companion) {
+    set_.template configure<S>(std::forward<Companion>(companion));
+  }
+  // The set itself, for the rest (nested<N>(), count<S>()).
+  set_type& set() noexcept { return set_; }
+
+ private:
+  set_type& set_;
+};
+
+namespace detail {
+
+// The objects hookset keeps for the whole process or for each thread, as the code of one image
+// (the program, or a plugin) reaches them. A plugin must reach the program's: with objects of
+// its own it would number hooks apart (HookId), run a timer thread of its own in its own code,
+// and register thread-exit destructors that keep its library mapped until those threads end.
+// The dynamic linker binds them to the program's when the program exports its symbols and the
+// plugin does not hide its own (hookset_plugin_host, hookset_add_plugin).
+struct process_objects {
+  using erased_fn = void (*)();
+  erased_fn next_hook_id;          // HookId::next: one numbering of registrations
+  erased_fn default_executor;      // the timer thread
+  erased_fn thread_cache_adopter;  // coroutine frame caches, emptied at thread exit
+  erased_fn parked_lists;          // snapshots parked during synchronous dispatches
+  const void* installed_observer;  // set_observer's
+  const void* next_dispatch_id;
+};
+
+// This image's view. (Internal linkage: each image has its own, which reports its bindings.)
+[[maybe_unused]] static process_objects process_objects_here() noexcept {
+  using erased_fn = process_objects::erased_fn;
+  return {reinterpret_cast<erased_fn>(&HookId::next),
+          reinterpret_cast<erased_fn>(&default_executor),
+          reinterpret_cast<erased_fn>(frame_pool::thread_cache_adopter()),
+          reinterpret_cast<erased_fn>(&parked_lists),
+          &installed_observer,
+          &next_dispatch_id};
+}
+
+// The first of `plugin`'s objects that is not the program's, named; empty if none.
+inline std::string unshared_process_object(const process_objects& program,
+                                           const process_objects& plugin) {
+  if (plugin.next_hook_id != program.next_hook_id) return "hook ids (HookId::next)";
+  if (plugin.default_executor != program.default_executor)
+    return "the timer thread (default_executor)";
+  if (plugin.thread_cache_adopter != program.thread_cache_adopter)
+    return "the coroutine frame caches";
+  if (plugin.parked_lists != program.parked_lists) return "the parked snapshots";
+  if (plugin.installed_observer != program.installed_observer) return "the process-wide observer";
+  if (plugin.next_dispatch_id != program.next_dispatch_id) return "dispatch ids";
+  return {};
+}
+
+}  // namespace detail
+
+// What a plugin exports (HOOKSET_PLUGIN defines it). `abi_version` keeps its place in every
+// version, so that a library of another version is told apart before anything else is read.
+struct PluginEntry {
+  std::uint32_t abi_version;
+  const SetManifest* manifest;
+  // The plugin's view of hookset's process-wide objects: the program's own when the dynamic
+  // linker binds the plugin's hookset objects to the program's (see detail::process_objects).
+  detail::process_objects (*process_objects)();
+  // Registers the plugin's hooks in `staging` (its set type's, checked against the manifest).
+  void (*register_hooks)(void* staging);
+};
+
+namespace detail {
+
+template <class Set, void (*Register)(Registrar<Set>&)>
+void register_plugin_hooks(void* staging) {
+  Registrar<Set> registrar(*static_cast<Set*>(staging));
+  Register(registrar);
+}
+
+template <class Set, void (*Register)(Registrar<Set>&)>
+constexpr PluginEntry plugin_entry_for() noexcept {
+  return {abi_version, &set_manifest<Set>, &process_objects_here,
+          &register_plugin_hooks<Set, Register>};
+}
+
+template <class... Members>
+struct set_lists<HookSet<Members...>> {
+  template <class F>
+  static void each(HookSet<Members...>& set, F&& f) {
+    set.for_each_list(f);
+  }
+};
+
+// Where an unload stands: finished when the library is closed. Waiters block, or are resumed
+// on the thread that closes it.
+class unload_state {
+ public:
+  void finish(bool resident) {
+    std::vector<std::coroutine_handle<>> resume;
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+      resident_ = resident;
+      resume.swap(waiting_);
+    }
+    changed_.notify_all();
+    for (std::coroutine_handle<> waiter : resume) waiter.resume();
+  }
+  bool done() const {
+    std::lock_guard lock(mutex_);
+    return done_;
+  }
+  bool resident() const {
+    std::lock_guard lock(mutex_);
+    return resident_;
+  }
+  void wait() const {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_; });
+  }
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> limit) const {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, limit, [&] { return done_; });
+  }
+  // False when already done (then the caller goes on).
+  bool suspend(std::coroutine_handle<> waiter) {
+    std::lock_guard lock(mutex_);
+    if (done_) return false;
+    waiting_.push_back(waiter);
+    return true;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool done_ = false;
+  bool resident_ = false;
+  std::vector<std::coroutine_handle<>> waiting_;
+};
+
+// A library opened for a plugin: closed when the last hook list that holds the plugin's
+// registrations goes (each holds this through its anchors).
+class plugin_library {
+ public:
+  plugin_library(void* handle, std::string opened_as, std::shared_ptr<unload_state> state)
+      : handle_(handle), opened_as_(std::move(opened_as)), state_(std::move(state)) {}
+  plugin_library(const plugin_library&) = delete;
+  plugin_library& operator=(const plugin_library&) = delete;
+  ~plugin_library() {
+    ::dlclose(handle_);
+    // Still loaded: another reference (the program opened it too), or the dynamic linker would
+    // not unmap it (STB_GNU_UNIQUE symbols, a thread_local's destructor).
+    void* again = ::dlopen(opened_as_.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (again) ::dlclose(again);
+    state_->finish(again != nullptr);
+  }
+  void* handle() const noexcept { return handle_; }
+
+ private:
+  void* handle_;
+  std::string opened_as_;
+  std::shared_ptr<unload_state> state_;
+};
+
+// Whether a library of this name is loaded in the process.
+inline bool library_loaded(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (handle) ::dlclose(handle);
+  return handle != nullptr;
+}
+
+// A private copy of `path` to open: the dynamic linker returns the library already loaded
+// under a name, so a new build at the same path is opened through a copy (removed once open).
+inline std::filesystem::path private_copy(const std::filesystem::path& path) {
+  static std::atomic<std::uint64_t> copies{0};
+  std::filesystem::path copy =
+      std::filesystem::temp_directory_path() /
+      ("hookset-plugin-" + std::to_string(::getpid()) + "-" + std::to_string(copies.fetch_add(1)) +
+       "-" + path.filename().string());
+  std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+  return copy;
+}
+
+}  // namespace detail
+
+// A plugin's library closed: ready() once it is, resident() if the dynamic linker kept it
+// mapped all the same. Awaitable: `co_await host.unload(plugin)` resumes on the thread that
+// closes the library (the one that lets go of the last list holding its hooks) and yields
+// whether it was unmapped.
+class Unloaded {
+ public:
+  Unloaded() = default;
+  explicit Unloaded(std::shared_ptr<detail::unload_state> state) noexcept
+      : state_(std::move(state)) {}
+
+  bool ready() const { return !state_ || state_->done(); }
+  void wait() const {
+    if (state_) state_->wait();
+  }
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> limit) const {
+    return !state_ || state_->wait_for(limit);
+  }
+  // After ready(): whether the library is still mapped although the plugin closed it.
+  bool resident() const { return state_ && state_->resident(); }
+
+  bool await_ready() const { return ready(); }
+  bool await_suspend(std::coroutine_handle<> waiter) { return state_->suspend(waiter); }
+  bool await_resume() const { return !resident(); }
+
+ private:
+  std::shared_ptr<detail::unload_state> state_;
+};
+
+template <class Set>
+class PluginHost;
+
+namespace detail {
+
+template <class Set>
+struct loaded_plugin {
+  std::string path;  // as the program named it
+  // Closed with the last list holding the plugin's hooks; reset at unload.
+  std::shared_ptr<plugin_library> library;
+  std::shared_ptr<unload_state> unloading;
+  Set staging;  // the plugin's registrations, each list anchored to `library`
+  bool loaded = false;
+};
+
+}  // namespace detail
+
+// A plugin loaded by a PluginHost. A handle: copies name the same plugin, which a reload keeps.
+class Plugin {
+ public:
+  Plugin() = default;
+  const std::string& path() const noexcept { return path_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(state_); }
+
+ private:
+  template <class>
+  friend class PluginHost;
+  Plugin(std::shared_ptr<void> state, std::string path) noexcept
+      : state_(std::move(state)), path_(std::move(path)) {}
+  std::shared_ptr<void> state_;
+  std::string path_;
+};
+
+// A program's set with plugins: its own registrations (update) and each loaded plugin's,
+// published together as one version that any thread dispatches (call, current).
+template <class... Members>
+class PluginHost<HookSet<Members...>> {
+ public:
+  using set_type = HookSet<Members...>;
+  using frozen_type = FrozenHookSet<Members...>;
+
+  PluginHost() = default;
+  explicit PluginHost(set_type own) : own_(std::move(own)) { shared_.publish(own_); }
+  PluginHost(const PluginHost&) = delete;
+  PluginHost& operator=(const PluginHost&) = delete;
+  // The plugins' registrations go with the host, and their libraries with the last dispatch
+  // that runs their hooks (a Plugin handle kept longer holds neither).
+  ~PluginHost() {
+    for (const auto& plugin : plugins_) {
+      plugin->loaded = false;
+      plugin->staging = set_type();
+      plugin->library.reset();
+    }
+  }
+
+  // ---- dispatch: as SharedHookSet's ----------------------------------------------------------
+
+  template <class S, class... Args>
+  auto call(Args&&... args) const {
+    return shared_.template call<S>(std::forward<Args>(args)...);
+  }
+  // The current version (the program's registrations and every loaded plugin's). A dispatch
+  // of it keeps the plugins' libraries it runs; keep the version while the dispatch runs.
+  std::shared_ptr<const frozen_type> current() const noexcept { return shared_.load(); }
+  std::uint64_t version() const noexcept { return shared_.version(); }
+
+  // ---- the program's own registrations --------------------------------------------------------
+
+  // Applies `edit(set_type&)` to the program's own registrations and publishes them with the
+  // plugins'. If `edit` throws, nothing changes.
+  template <class Edit>
+  void update(Edit&& edit) {
+    std::shared_ptr<const frozen_type> previous;  // (let go of after the lock: see unload)
+    std::lock_guard lock(mutex_);
+    set_type own = own_;
+    std::forward<Edit>(edit)(own);
+    previous = publish_locked(&own, nullptr, nullptr);
+    own_ = std::move(own);
+  }
+
+  // ---- plugins ---------------------------------------------------------------------------------
+
+  // Loads the plugin library at `path` and publishes its registrations. Throws PluginError (the
+  // set unchanged) when the library cannot be opened, is not a hookset plugin, was built
+  // against another set or hookset version, or its entry point throws.
+  Plugin load(const std::filesystem::path& path) {
+    auto plugin = std::make_shared<detail::loaded_plugin<set_type>>();
+    plugin->path = path.string();
+    open(*plugin, path);
+    std::shared_ptr<const frozen_type> previous;
+    {
+      std::lock_guard lock(mutex_);
+      plugins_.push_back(plugin);
+      try {
+        previous = publish_locked(nullptr, nullptr, nullptr);
+      } catch (...) {
+        plugins_.pop_back();
+        throw;
+      }
+      plugin->loaded = true;
+    }
+    return Plugin(plugin, plugin->path);
+  }
+
+  // Removes the plugin's registrations (dispatches that start from now on do not see them) and
+  // closes its library once the dispatches that run them have ended. Unloading a plugin that
+  // is not loaded returns a ready Unloaded.
+  Unloaded unload(const Plugin& handle) {
+    auto plugin = state_of(handle);
+    std::shared_ptr<detail::plugin_library> library;
+    std::shared_ptr<detail::unload_state> unloading;
+    std::shared_ptr<const frozen_type> previous;
+    set_type staging;
+    {
+      std::lock_guard lock(mutex_);
+      if (!plugin || !plugin->loaded) return Unloaded();
+      previous = publish_locked(nullptr, plugin.get(), nullptr);
+      std::erase(plugins_, plugin);
+      plugin->loaded = false;
+      library = std::move(plugin->library);
+      unloading = std::move(plugin->unloading);
+      staging = std::move(plugin->staging);
+    }
+    // Released here, out of the lock: the old version (unless a dispatch holds it), then the
+    // plugin's own lists, then the library (closed now if nothing else holds it).
+    previous.reset();
+    staging = set_type();
+    library.reset();
+    return Unloaded(std::move(unloading));
+  }
+
+  // Replaces the plugin with the build at `path` (its own path when empty): each dispatch sees
+  // the old registrations or the new ones, never both or neither. When the new build cannot be
+  // loaded, throws PluginError and the old one stays. Returns the old library's unload.
+  Unloaded reload(const Plugin& handle, const std::filesystem::path& path = {}) {
+    auto plugin = state_of(handle);
+    if (!plugin) throw PluginError(path.string(), "reload of an empty Plugin handle");
+    const std::filesystem::path build = path.empty() ? std::filesystem::path(plugin->path) : path;
+    detail::loaded_plugin<set_type> fresh;
+    fresh.path = plugin->path;
+    open(fresh, build);
+    std::shared_ptr<detail::plugin_library> library;
+    std::shared_ptr<detail::unload_state> unloading;
+    std::shared_ptr<const frozen_type> previous;
+    set_type staging;
+    {
+      std::lock_guard lock(mutex_);
+      if (!plugin->loaded) throw PluginError(plugin->path, "reload of a plugin not loaded");
+      previous = publish_locked(nullptr, plugin.get(), &fresh);
+      library = std::exchange(plugin->library, std::move(fresh.library));
+      unloading = std::exchange(plugin->unloading, std::move(fresh.unloading));
+      staging = std::exchange(plugin->staging, std::move(fresh.staging));
+    }
+    previous.reset();
+    staging = set_type();
+    library.reset();
+    return Unloaded(std::move(unloading));
+  }
+
+  // The plugins loaded now, in load order (the order their registrations merge in).
+  std::vector<Plugin> plugins() const {
+    std::lock_guard lock(mutex_);
+    std::vector<Plugin> loaded;
+    for (const auto& plugin : plugins_) loaded.push_back(Plugin(plugin, plugin->path));
+    return loaded;
+  }
+
+ private:
+  using plugin_type = detail::loaded_plugin<set_type>;
+
+  std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {
+    return std::static_pointer_cast<plugin_type>(handle.state_);
+  }
+
+  // Opens the library at `path`, checks it and runs its entry point into `plugin.staging`,
+  // whose lists then hold the library.
+  static void open(plugin_type& plugin, const std::filesystem::path& path) {
+    const std::string name = path.string();
+    // A library loaded under this name already (an older build): open a copy of the new one.
+    const bool copied = detail::library_loaded(name);
+    const std::filesystem::path opened = copied ? detail::private_copy(path) : path;
+    void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (copied) {
+      std::error_code ignored;
+      std::filesystem::remove(opened, ignored);  // (the mapping stays)
+    }
+    if (!handle) {
+      const char* why = ::dlerror();
+      throw PluginError(name, why ? why : "dlopen failed");
+    }
+    auto unloading = std::make_shared<detail::unload_state>();
+    auto library = std::make_shared<detail::plugin_library>(handle, opened.string(), unloading);
+    using entry_fn = const PluginEntry* (*)();
+    auto entry_point = reinterpret_cast<entry_fn>(::dlsym(handle, "hookset_plugin_entry"));
+    if (!entry_point)
+      throw PluginError(name,
+                        "exports no hookset_plugin_entry: not a hookset plugin "
+                        "(HOOKSET_PLUGIN defines it)");
+    const PluginEntry* entry = entry_point();
+    if (entry->abi_version != abi_version)
+      throw PluginError(name, "built against hookset's binary interface version " +
+                                  std::to_string(entry->abi_version) +
+                                  ", this program against version " + std::to_string(abi_version));
+    if (std::string why = manifest_mismatch(set_manifest<set_type>, *entry->manifest); !why.empty())
+      throw PluginError(name, "built against another set: " + why);
+    if (std::string object = detail::unshared_process_object(detail::process_objects_here(),
+                                                             entry->process_objects());
+        !object.empty())
+      throw PluginError(name, "it does not share the program's hookset objects (" + object +
+                                  "): export the program's symbols (hookset_plugin_host: CMake "
+                                  "ENABLE_EXPORTS, -rdynamic) and build the plugin with default "
+                                  "visibility (hookset_add_plugin)");
+    set_type staging;  // (declared after `library`: destroyed first if registering throws)
+    try {
+      entry->register_hooks(&staging);
+    } catch (const std::exception& error) {
+      // (A PluginError of ours, not the plugin's exception: that one's code is in the library.)
+      throw PluginError(name, std::string("its entry point threw: ") + error.what());
+    } catch (...) {
+      throw PluginError(name, "its entry point threw");
+    }
+    const std::shared_ptr<const void> anchor = library;
+    detail::set_lists<set_type>::each(staging, [&](detail::hook_list_owner& list) {
+      if (list.current())
+        list.modify([&](detail::hook_list& edited) { edited.anchors.push_back(anchor); });
+    });
+    plugin.library = std::move(library);
+    plugin.unloading = std::move(unloading);
+    plugin.staging = std::move(staging);
+  }
+
+  // Publishes the program's registrations (`own`, or own_) with each loaded plugin's, in load
+  // order - `replaced`'s as `replacement`'s, or left out when `replacement` is null. Returns
+  // the version it replaced, for the caller to let go of outside the lock.
+  std::shared_ptr<const frozen_type> publish_locked(const set_type* own,
+                                                    const plugin_type* replaced,
+                                                    const plugin_type* replacement) {
+    set_type next = own ? *own : own_;
+    for (const auto& plugin : plugins_) {
+      if (plugin.get() != replaced) next.extend(plugin->staging);
+      else if (replacement) next.extend(replacement->staging);
+    }
+    std::shared_ptr<const frozen_type> previous = shared_.load();
+    shared_.publish(std::move(next));
+    return previous;
+  }
+
+  mutable std::mutex mutex_;  // held by loads, unloads, reloads and updates
+  set_type own_;
+  std::vector<std::shared_ptr<plugin_type>> plugins_;
+  SharedHookSet<Members...> shared_;
+};
+
+}  // namespace hookset
+
+// Defines a plugin's entry point: HOOKSET_PLUGIN(SetType, registrar) { registrar.add<S>(...); }
+// SetType is the program's set type (an alias: a name with no comma); the body registers
+// through `registrar`, a hookset::Registrar<SetType>&.
+#define HOOKSET_PLUGIN(SetType, registrar)                                        \
+  static void hookset_plugin_register(::hookset::Registrar<SetType>& registrar);  \
+  extern "C" __attribute__((visibility("default"))) const ::hookset::PluginEntry* \
+  hookset_plugin_entry() {                                                        \
+    static constexpr ::hookset::PluginEntry entry =                               \
+        ::hookset::detail::plugin_entry_for<SetType, &hookset_plugin_register>(); \
+    return &entry;                                                                \
+  }                                                                               \
+  static void hookset_plugin_register(::hookset::Registrar<SetType>& registrar)
