@@ -33,17 +33,20 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -145,6 +148,25 @@ struct process_objects {
           &next_dispatch_id};
 }
 
+// The engine code a registration of each slot S of `Slots` names - what runs a dispatch on after
+// a coroutine hook (suspended_driver_for), an interceptor's layer (interceptor_code_for) - as
+// this image reaches it. A plugin's registrations must name the program's: a dispatch that runs
+// the plugin's copy has plugin code on its stack under whatever it resumes (the dispatch's
+// awaiter, which may run on for long), and the library could not be closed under it. Asking
+// for them here also makes the program define them, for the dynamic linker to bind the
+// plugin's references to. (Internal linkage: each image reports its own bindings.)
+template <class... Slots>
+[[maybe_unused]] static const void* const* engine_objects_here(std::size_t& count) noexcept {
+  static const void* const objects[] = {suspended_driver_for<Slots, true>()...,
+                                        interceptor_code_for<Slots>()..., nullptr};
+  count = 2 * sizeof...(Slots);
+  return objects;
+}
+template <class... Slots>
+constexpr auto engine_objects_of(mp::mp_list<Slots...>) noexcept {
+  return &engine_objects_here<Slots...>;
+}
+
 // The first of `plugin`'s objects that is not the program's, named; empty if none.
 inline std::string unshared_process_object(const process_objects& program,
                                            const process_objects& plugin) {
@@ -171,6 +193,9 @@ struct PluginEntry {
   detail::process_objects (*process_objects)();
   // Registers the plugin's hooks in `staging` (its set type's, checked against the manifest).
   void (*register_hooks)(void* staging);
+  // The plugin's view of the engine code of each slot of its set (detail::engine_objects_here):
+  // `count` entries.
+  const void* const* (*engine_objects)(std::size_t& count);
 };
 
 namespace detail {
@@ -184,7 +209,7 @@ void register_plugin_hooks(void* staging) {
 template <class Set, void (*Register)(Registrar<Set>&)>
 constexpr PluginEntry plugin_entry_for() noexcept {
   return {abi_version, &set_manifest<Set>, &process_objects_here,
-          &register_plugin_hooks<Set, Register>};
+          &register_plugin_hooks<Set, Register>, engine_objects_of(typename Set::slots{})};
 }
 
 template <class... Members>
@@ -199,16 +224,22 @@ struct set_lists<HookSet<Members...>> {
 // on the thread that closes it.
 class unload_state {
  public:
+  // The awaiting coroutines are resumed first, then the waiting threads woken: when wait()
+  // returns, every awaiter has run up to its next suspension.
   void finish(bool resident) {
     std::vector<std::coroutine_handle<>> resume;
     {
       std::lock_guard lock(mutex_);
-      done_ = true;
       resident_ = resident;
+      finishing_ = true;
       resume.swap(waiting_);
     }
-    changed_.notify_all();
     for (std::coroutine_handle<> waiter : resume) waiter.resume();
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
   }
   bool done() const {
     std::lock_guard lock(mutex_);
@@ -230,7 +261,7 @@ class unload_state {
   // False when already done (then the caller goes on).
   bool suspend(std::coroutine_handle<> waiter) {
     std::lock_guard lock(mutex_);
-    if (done_) return false;
+    if (finishing_) return false;
     waiting_.push_back(waiter);
     return true;
   }
@@ -238,13 +269,89 @@ class unload_state {
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
+  bool finishing_ = false;  // resident_ is known
   bool done_ = false;
   bool resident_ = false;
   std::vector<std::coroutine_handle<>> waiting_;
 };
 
-// A library opened for a plugin: closed when the last hook list that holds the plugin's
-// registrations goes (each holds this through its anchors).
+// How long the closer waits after the last list holding a plugin's registrations went before it
+// closes the library: for the stack that let go of it to return through what plugin code may
+// still be under it - the end of a plugin coroutine hook's body, where a compiler does not make
+// its resumption of the dispatch a tail call (GCC without optimisation).
+inline constexpr std::chrono::milliseconds plugin_close_grace{20};
+
+// Closes plugin libraries on a thread of its own, never on the thread that let go of one.
+class library_closer {
+ public:
+  static library_closer& instance() {
+    static library_closer closer;
+    return closer;
+  }
+  void close_later(void* handle, std::string opened_as, std::shared_ptr<unload_state> state) {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({std::chrono::steady_clock::now() + plugin_close_grace, handle,
+                      std::move(opened_as), std::move(state)});
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    wake_.notify_one();
+  }
+
+ private:
+  struct pending {
+    std::chrono::steady_clock::time_point due;
+    void* handle;
+    std::string opened_as;
+    std::shared_ptr<unload_state> state;
+  };
+  library_closer() = default;
+  ~library_closer() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (queue_.empty()) {
+        if (stopping_) return;
+        wake_.wait(lock);
+        continue;
+      }
+      if (!stopping_ && std::chrono::steady_clock::now() < queue_.front().due) {
+        wake_.wait_until(lock, queue_.front().due);
+        continue;
+      }
+      pending next = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      close_now(next.handle, next.opened_as, *next.state);
+      lock.lock();
+    }
+  }
+
+ public:
+  static void close_now(void* handle, const std::string& opened_as, unload_state& state) {
+    ::dlclose(handle);
+    // Still loaded: another reference (the program opened it too), or the dynamic linker would
+    // not unmap it (STB_GNU_UNIQUE symbols, a thread_local's destructor).
+    void* again = ::dlopen(opened_as.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (again) ::dlclose(again);
+    state.finish(again != nullptr);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<pending> queue_;  // in the order they are due
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// A library opened for a plugin: handed to the closer when the last hook list that holds the
+// plugin's registrations goes (each holds this through its anchors).
 class plugin_library {
  public:
   plugin_library(void* handle, std::string opened_as, std::shared_ptr<unload_state> state)
@@ -252,16 +359,15 @@ class plugin_library {
   plugin_library(const plugin_library&) = delete;
   plugin_library& operator=(const plugin_library&) = delete;
   ~plugin_library() {
-    ::dlclose(handle_);
-    // Still loaded: another reference (the program opened it too), or the dynamic linker would
-    // not unmap it (STB_GNU_UNIQUE symbols, a thread_local's destructor).
-    void* again = ::dlopen(opened_as_.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (again) ::dlclose(again);
-    state_->finish(again != nullptr);
+    if (anchored_)
+      library_closer::instance().close_later(handle_, std::move(opened_as_), std::move(state_));
+    else library_closer::close_now(handle_, opened_as_, *state_);  // (refused: nothing ran)
   }
-  void* handle() const noexcept { return handle_; }
+  // Its plugin's registrations are anchored to it: it may be let go of under plugin code.
+  void anchored() noexcept { anchored_ = true; }
 
  private:
+  bool anchored_ = false;
   void* handle_;
   std::string opened_as_;
   std::shared_ptr<unload_state> state_;
@@ -529,6 +635,14 @@ class PluginHost<HookSet<Members...>> {
                                   "): export the program's symbols (hookset_plugin_host: CMake "
                                   "ENABLE_EXPORTS, -rdynamic) and build the plugin with default "
                                   "visibility (hookset_add_plugin)");
+    std::size_t ours = 0, theirs = 0;
+    const void* const* program_engine = detail::engine_objects_of(typename set_type::slots{})(ours);
+    const void* const* plugin_engine = entry->engine_objects(theirs);
+    if (ours != theirs || !std::equal(program_engine, program_engine + ours, plugin_engine))
+      throw PluginError(name,
+                        "its dispatch code is not the program's: export the program's "
+                        "symbols (hookset_plugin_host: CMake ENABLE_EXPORTS, -rdynamic) and "
+                        "build the plugin with default visibility (hookset_add_plugin)");
     set_type staging;  // (declared after `library`: destroyed first if registering throws)
     try {
       entry->register_hooks(&staging);
@@ -538,6 +652,7 @@ class PluginHost<HookSet<Members...>> {
     } catch (...) {
       throw PluginError(name, "its entry point threw");
     }
+    library->anchored();  // (from here on, closed by the closer)
     const std::shared_ptr<const void> anchor = library;
     detail::set_lists<set_type>::each(staging, [&](detail::hook_list_owner& list) {
       if (list.current())

@@ -81,7 +81,9 @@ TEST_CASE("plugins: a loaded plugin's hooks, guard and keyed hook run; unloading
   CHECK(host.plugins().size() == 1);
 
   hookset::Unloaded unloaded = host.unload(plugin);
-  CHECK(unloaded.ready());  // (no dispatch held its hooks)
+  CHECK(configure(host) == 0);  // at once
+  // (Closed by the closer thread, a grace period after the last list holding its hooks went.)
+  REQUIRE(unloaded.wait_for(std::chrono::seconds(10)));
   CHECK_FALSE(unloaded.resident());
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_V1));
   CHECK(configure(host) == 0);
@@ -154,7 +156,7 @@ TEST_CASE("plugins: unload while a coroutine hook is suspended inside the plugin
   CHECK(resume_parked() == 1);  // the hook goes on, in the plugin's code, and completes
   REQUIRE(outcome.done);
   CHECK(outcome.value == 42);
-  CHECK(unloaded.ready());
+  unloaded.wait();
   CHECK_FALSE(unloaded.resident());
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_COROUTINE));
 }
@@ -164,11 +166,13 @@ TEST_CASE("plugins: an unload can be awaited: the waiter resumes when the librar
   hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_COROUTINE);
   test_support::Outcome<int> running;
   test_support::detach(host.call<Slow>(1), running);
+  hookset::Unloaded unloaded = host.unload(plugin);
   test_support::Outcome<bool> closed;
-  test_support::detach(host.unload(plugin), closed);
+  test_support::detach(unloaded, closed);
   CHECK_FALSE(closed.done);
   resume_parked();
   CHECK(running.value == 2);
+  unloaded.wait();  // (returns once the awaiting coroutine has been resumed, on the closer)
   REQUIRE(closed.done);
   CHECK(closed.value == true);  // unmapped
 }
@@ -179,7 +183,7 @@ TEST_CASE("plugins: reload swaps the registrations at once and closes the old bu
   CHECK(configure(host) == 8);
   hookset::Unloaded old = host.reload(plugin, HOOKSET_TEST_LOADER_V2);
   CHECK(configure(host) == 800);
-  CHECK(old.ready());
+  old.wait();
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_V1));
   CHECK(mapped(HOOKSET_TEST_LOADER_V2));
   CHECK(hookset::sync_wait(host.call<CheckTool>("mv")).decision == hookset::Permission::deny);
@@ -217,7 +221,7 @@ TEST_CASE("plugins: reload of a new build written over the same path") {
     fs::rename(directory / "policy.so.new", path);
     hookset::Unloaded old = host.reload(plugin);
     CHECK(configure(host) == 800);
-    CHECK(old.ready());
+    old.wait();
     CHECK_FALSE(mapped(path.string()));  // (the new build was opened through a copy)
     host.unload(plugin).wait();
     CHECK(configure(host) == 0);
@@ -250,7 +254,7 @@ TEST_CASE("plugins: when the library stays mapped after closing, the host says s
   hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_UNIQUE);
   CHECK(configure(host) == 8);
   hookset::Unloaded unloaded = host.unload(plugin);
-  REQUIRE(unloaded.ready());
+  unloaded.wait();
   CHECK(configure(host) == 0);
   CHECK(unloaded.resident() == mapped(HOOKSET_TEST_LOADER_UNIQUE));
   CHECK(unloaded.resident() == HOOKSET_TEST_UNIQUE_STAYS);
@@ -265,6 +269,6 @@ TEST_CASE("plugins: a dispatch started before an unload runs the plugin's hooks 
   CHECK(hookset::sync_wait(version->call<Configure>("k", 1)) == 8);
   CHECK(configure(host) == 0);
   version.reset();
-  CHECK(unloaded.ready());
+  unloaded.wait();
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_V1));
 }

@@ -54,7 +54,7 @@ struct [[maybe_unused]] parked {
 
 extern "C" __attribute__((visibility("default"))) const hookset::PluginEntry*
 hookset_plugin_entry() {
-  static constexpr hookset::PluginEntry entry{hookset::abi_version + 1, nullptr, nullptr,
+  static constexpr hookset::PluginEntry entry{hookset::abi_version + 1, nullptr, nullptr, nullptr,
                                               nullptr};  // (read no further)
   return &entry;
 }
