@@ -12,29 +12,35 @@
 //                   format with ?format=prometheus or Accept: text/plain
 //   POST /shutdown  stops the service (as SIGINT and SIGTERM do): idle connections are closed,
 //                   requests begun are answered with "Connection: close"
+//   POST /admin/reload                    reloads the guard plugins (guard_plugins.hpp), each
+//   POST /admin/plugins/<name>/reload     from its file, or one of them, to the build ?build=v2
+//                   names: JSON saying what is loaded, each plugin's path, and why a build was
+//                   refused (422: the one in service stays)
 // (HEAD wherever GET is.) It answers only to its own names (Host: 127.0.0.1, localhost, or one
 // given by --allow-host; else 421), no web page can make it change anything (a POST from a
-// foreign Origin: 403; /tool takes application/json only: 415; /shutdown refused from any
-// Origin, and with --shutdown-token-file it needs the token written there: 401).
+// foreign Origin: 403; /tool takes application/json only: 415; /shutdown and /admin/... refused
+// from any Origin, and with --shutdown-token-file they need the token written there: 401).
 //
 // A call is first judged by PermitTool's guards, concurrently, their verdicts joined (a verdict
 // slot): a deny beats an allow whichever answers first. They judge the call as it will run: a
 // tool's URL is parsed and its host made canonical before any hook sees it (addresses.hpp), so
 // the URL reputation guard refuses a blocklisted host however it is written, and the egress
-// guard this machine and private networks. A guard that fails or runs late denies (FailClosed),
-// and says so: the answer is then 503, try again, not a refusal. Then CheckTool, a pipeline slot
-// keyed by the tool's name: an audit hook for every key, a hook for the keys matching "fs_*"
-// normalising the path (a rewrite the answer shows), per-tool gates on exact keys (shell
-// refused, http_get for https only); when every hook passes, the slot's default runs the tool.
-// While it runs, WatchTool's guards watch it (a tripwire): the first that objects stops the tool
-// at once - a crawl of more than 10 pages is stopped in the middle by the crawl-budget guard -
-// and what the tool's result would change (a crawl's saved pages) is changed only once every
-// guard has allowed. Every change to the workspace, whichever tool makes it, goes through one
-// effect boundary: the CheckWrite slot, whose validators see the write after every rewrite (the
-// path inside the workspace, names a file system takes). Then the AuditCall slot runs its audit
-// hooks concurrently, as asio::awaitable coroutines on the io_context: each with its own time
-// limit, and one of them (an export to a remote log that never answers) cut off after 50 ms and
-// skipped (FailOpen), so the answer still comes. One set-wide interceptor measures every
+// guard this machine and private networks. The URL reputation guard is a plugin, a shared
+// library loaded at start-up from the --plugins directory into a hookset::PluginHost that holds
+// the program's own hooks too; it can be replaced by another build while calls run. A guard that
+// fails or runs late denies (FailClosed), and says so: the answer is then 503, try again, not a
+// refusal. Then CheckTool, a pipeline slot keyed by the tool's name: an audit hook for every key, a
+// hook for the keys matching "fs_*" normalising the path (a rewrite the answer shows), per-tool
+// gates on exact keys (shell refused, http_get for https only); when every hook passes, the slot's
+// default runs the tool. While it runs, WatchTool's guards watch it (a tripwire): the first that
+// objects stops the tool at once - a crawl of more than 10 pages is stopped in the middle by the
+// crawl-budget guard - and what the tool's result would change (a crawl's saved pages) is changed
+// only once every guard has allowed. Every change to the workspace, whichever tool makes it, goes
+// through one effect boundary: the CheckWrite slot, whose validators see the write after every
+// rewrite (the path inside the workspace, names a file system takes). Then the AuditCall slot runs
+// its audit hooks concurrently, as asio::awaitable coroutines on the io_context: each with its own
+// time limit, and one of them (an export to a remote log that never answers) cut off after 50 ms
+// and skipped (FailOpen), so the answer still comes. One set-wide interceptor measures every
 // dispatch of every slot for GET /metrics; with --trace, hookset::TraceWriters record the last
 // dispatches, hooks and warnings. The tools are simulated: fs_* and crawl work on an in-memory
 // workspace, http_get and shell never leave the process.
@@ -43,6 +49,7 @@
 //          [--access-log F] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]
 //          [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]
 //          [--allow-host NAME]... [--allow-origin ORIGIN]... [--shutdown-token-file F]
+//          [--plugins DIR]
 //   --port 0 (the default) binds a free port; --port-file receives the bound port once the
 //   service listens; --trace writes a Chrome trace of the last dispatches and hooks at shutdown
 //   (the last --trace-events, 20,000 by default, at least half as many); --access-log: a line
@@ -55,14 +62,18 @@
 //   descriptor limit (to try the service at it: accept then backs off, 5 ms doubling to 1 s).
 //   --allow-host: another name it answers to (a reverse proxy's, say); --allow-origin: a web
 //   origin whose pages may call POST /tool ("http://dashboard.example:3000");
-//   --shutdown-token-file: a fresh token is written to F (mode 0600) for POST /shutdown.
+//   --shutdown-token-file: a fresh token is written to F (mode 0600) for POST /shutdown (and
+//   /admin/...). --plugins: the guard plugins' directory, every *.so of it loaded at start-up (a
+//   plugin refused stops the start: exit 1); by default the build's (AGENT_SERVICE_PLUGINS).
 //
-// The program in its parts: policy.hpp (the slots, the hooks registered on them, and a tool
-// call's way through them: the hooks part), tools.hpp (the simulated tools and their
+// The program in its parts: slots.hpp and policy.hpp (the slots, the hooks registered on them,
+// and a tool call's way through them: the hooks part), guard_plugins.hpp and plugins/ (the
+// guards that are plugins), tools.hpp (the simulated tools and their
 // workspace), addresses.hpp (URLs and hosts, canonical), http_server.hpp (HTTP, whom it answers),
 // line_writer.hpp, metrics.hpp and bounded_trace.hpp (what an operator reads); this file starts
 // them.
 #include "bounded_trace.hpp"
+#include "guard_plugins.hpp"
 #include "http_server.hpp"
 #include "line_writer.hpp"
 #include "metrics.hpp"
@@ -110,13 +121,15 @@ struct Options {
   std::uint64_t max_fds = 0;  // 0: the descriptor limit as inherited
   Trust trust;
   std::string shutdown_token_file;
+  std::string plugins = AGENT_SERVICE_PLUGINS;
 };
 
 constexpr std::string_view usage =
     "[--port N] [--port-file F] [--trace F] [--trace-events N] [--access-log F]\n"
     "       [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N]\n"
     "       [--max-connections N] [--workspace-bytes N] [--max-fds N] [--guard-timeout-ms N]\n"
-    "       [--allow-host NAME]... [--allow-origin ORIGIN]... [--shutdown-token-file F]";
+    "       [--allow-host NAME]... [--allow-origin ORIGIN]... [--shutdown-token-file F]\n"
+    "       [--plugins DIR]";
 
 // A whole decimal number, or nothing.
 std::optional<std::uint64_t> to_number(const std::string& text) {
@@ -145,6 +158,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
     }
     if (arg == "--shutdown-token-file") {
       options.shutdown_token_file = value;
+      continue;
+    }
+    if (arg == "--plugins") {
+      options.plugins = value;
       continue;
     }
     std::string why;
@@ -263,21 +280,39 @@ int main(int argc, char** argv) {
 
   Metrics metrics;
   metrics.watch_access_log(log_file ? &*log_file : &out);
-  ServiceHooks hooks;
-  hooks.set_observer(&metrics);
-  add_metrics(hooks, metrics);
-  add_policies(hooks, metrics);
-  add_guards(hooks, options->guard_timeout);
-  add_audits(hooks);
+  // The hooks: the program's own, and its guard plugins' (each dispatch sees one version of
+  // them all: ServiceHost).
+  ServiceHost hooks;
+  HookNames write_policy;
+  hooks.update([&](ServiceHooks& own) {
+    own.set_observer(&metrics);
+    add_metrics(own, metrics);
+    add_policies(own, metrics);
+    add_guards(own, options->guard_timeout);
+    add_audits(own);
+    add_write_policy(own, write_policy);
+  });
+  set_guard_time_limit(options->guard_timeout);
+  GuardPlugins plugins(hooks, options->plugins);
+  try {
+    plugins.load_all();
+  } catch (const std::exception& error) {  // (PluginError, or the directory unreadable)
+    std::cerr << "agent_service: cannot load the plugins of " << options->plugins << ": "
+              << error.what() << '\n';
+    return 1;
+  }
+  const json::object loaded = plugins.describe();
+  for (const json::value& plugin : loaded.at("plugins").as_array())
+    out.write("plugin " + json::value_to<std::string>(plugin.at("name")) + " (" +
+              json::value_to<std::string>(plugin.at("build")) +
+              "): " + json::value_to<std::string>(plugin.at("path")) + "\n");
   // The workspace: the tools read it, and write it only through the effect boundary.
   Workspace workspace(options->workspace_bytes);
-  HookNames write_policy;
-  add_write_policy(hooks, write_policy);
   discover_tools(workspace, write_boundary(hooks, write_policy, workspace));
 
   net::io_context io;
-  Server server(io, hooks, metrics, access_log, options->timeouts, options->max_connections,
-                options->trust);
+  Server server(io, hooks, plugins, metrics, access_log, options->timeouts,
+                options->max_connections, options->trust);
   try {
     const unsigned short port = server.listen(options->port);
     if (!options->port_file.empty() &&

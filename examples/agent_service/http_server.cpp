@@ -108,11 +108,36 @@ constexpr Route routes[] = {{"/tool", "POST"},
                             {"/health", "GET, HEAD"},
                             {"/ready", "GET, HEAD"},
                             {"/metrics", "GET, HEAD"},
-                            {"/shutdown", "POST"}};
+                            {"/shutdown", "POST"},
+                            {"/admin/reload", "POST"},
+                            {"/admin/plugins/<name>/reload", "POST"}};
+// The plugin a path /admin/plugins/<name>/reload names, if it has that form.
+std::optional<std::string_view> plugin_to_reload(std::string_view path) {
+  constexpr std::string_view prefix = "/admin/plugins/", suffix = "/reload";
+  if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) ||
+      !path.ends_with(suffix))
+    return std::nullopt;
+  const std::string_view name =
+      path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  if (name.find('/') != std::string_view::npos) return std::nullopt;
+  return name;
+}
 const Route* find_route(std::string_view path) {
+  if (plugin_to_reload(path)) path = "/admin/plugins/<name>/reload";
   for (const Route& route : routes)
     if (route.path == path) return &route;
   return nullptr;
+}
+// The value of `name` in a query ("build=v2&x=1"), as written; empty when absent.
+std::string_view query_value(std::string_view query, std::string_view name) {
+  for (std::size_t start = 0; start < query.size();) {
+    const std::size_t end = std::min(query.find('&', start), query.size());
+    const std::string_view pair = query.substr(start, end - start);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
+      return pair.substr(name.size() + 1);
+    start = end + 1;
+  }
+  return {};
 }
 
 // A request refused before it is read on: its status and why. The connection is then closed.
@@ -311,13 +336,14 @@ class Server::Impl {
   };
 
  public:
-  Impl(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, AccessLog& access_log,
-       Timeouts timeouts, std::size_t max_connections, Trust trust)
+  Impl(net::io_context& io, const ServiceHost& hooks, GuardPlugins& plugins, Metrics& metrics,
+       AccessLog& access_log, Timeouts timeouts, std::size_t max_connections, Trust trust)
       : io_(io),
         acceptor_(net::make_strand(io)),
         accept_backoff_(acceptor_.get_executor()),
         signals_(io, SIGINT, SIGTERM),
         hooks_(hooks),
+        plugins_(plugins),
         metrics_(metrics),
         access_log_(access_log),
         timeouts_(timeouts),
@@ -694,6 +720,29 @@ class Server::Impl {
     return "Origin " + valid_utf8(text) + " may not make requests that change anything here";
   }
 
+  // Why a request only the machine's operator may make (POST /shutdown, POST /admin/...) is
+  // refused, if it is: no web page may make it, whatever its origin; a token, if the service has
+  // one.
+  std::optional<Response> operator_only(const Request& request, std::string_view route) const {
+    const unsigned version = request.version();
+    if (request.count(http::field::origin) > 0)
+      return json_response(http::status::forbidden,
+                           error_body(std::string(route) + " is refused from any Origin"), version);
+    const std::string_view credentials = request[http::field::authorization];
+    const bool bearer =
+        credentials.size() > 7 && beast::iequals(credentials.substr(0, 7), "Bearer ");
+    if (!trust_.shutdown_token.empty() &&
+        !(bearer && same_token(credentials.substr(7), trust_.shutdown_token))) {
+      Response refused = json_response(
+          http::status::unauthorized,
+          error_body(std::string(route) + " needs Authorization: Bearer <the shutdown token>"),
+          version);
+      refused.set(http::field::www_authenticate, "Bearer realm=\"agent_service\"");
+      return refused;
+    }
+    return std::nullopt;
+  }
+
   net::awaitable<Response> handle(const Request& request, Exchange& exchange) {
     const std::string_view target = request.target();
     const std::string_view path = exchange.where.path;
@@ -748,27 +797,28 @@ class Server::Impl {
         response.prepare_payload();
         co_return response;
       }
-      co_return json_response(http::status::ok, metrics_.to_json(), version);
+      json::object body = metrics_.to_json();
+      body["plugins"] = plugins_.describe();
+      co_return json_response(http::status::ok, body, version);
     }
     if (path == "/shutdown" && post) {
       count_request(exchange, "POST /shutdown");
-      // No web page may stop the service, whatever its origin; a token, if it has one.
-      if (request.count(http::field::origin) > 0)
-        co_return json_response(http::status::forbidden,
-                                error_body("POST /shutdown is refused from any Origin"), version);
-      const std::string_view credentials = request[http::field::authorization];
-      const bool bearer =
-          credentials.size() > 7 && beast::iequals(credentials.substr(0, 7), "Bearer ");
-      if (!trust_.shutdown_token.empty() &&
-          !(bearer && same_token(credentials.substr(7), trust_.shutdown_token))) {
-        Response refused = json_response(
-            http::status::unauthorized,
-            error_body("POST /shutdown needs Authorization: Bearer <the shutdown token>"), version);
-        refused.set(http::field::www_authenticate, "Bearer realm=\"agent_service\"");
-        co_return refused;
-      }
+      if (std::optional<Response> refused = operator_only(request, "POST /shutdown"))
+        co_return std::move(*refused);
       stop();  // before the answer, which then says "Connection: close"
       co_return json_response(http::status::ok, {{"status", "shutting down"}}, version);
+    }
+    // The guard plugins reloaded: all of them, or one (to the build ?build= names).
+    const std::optional<std::string_view> plugin = plugin_to_reload(path);
+    if ((path == "/admin/reload" || plugin) && post) {
+      const std::string route = plugin ? "POST /admin/plugins/<name>/reload" : "POST /admin/reload";
+      count_request(exchange, route);
+      if (std::optional<Response> refused = operator_only(request, route))
+        co_return std::move(*refused);
+      GuardPlugins::Answer answer =
+          plugin ? plugins_.reload(*plugin, query_value(exchange.where.query, "build"))
+                 : plugins_.reload_all();
+      co_return json_response(answer.status, answer.body, version);
     }
     count_request(exchange, "other");
     // A method it does not know at all (RFC 9110 §9.1: 501); one it knows, not here: 405.
@@ -803,7 +853,8 @@ class Server::Impl {
   tcp::acceptor acceptor_;
   net::steady_timer accept_backoff_;  // on the acceptor's strand
   net::signal_set signals_;
-  const ServiceHooks& hooks_;
+  const ServiceHost& hooks_;
+  GuardPlugins& plugins_;
   Metrics& metrics_;
   AccessLog& access_log_;
   const Timeouts timeouts_;
@@ -827,10 +878,11 @@ class Server::Impl {
   std::map<std::uint64_t, std::weak_ptr<Connection>> sessions_;
 };
 
-Server::Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics,
-               AccessLog& access_log, Timeouts timeouts, std::size_t max_connections, Trust trust)
-    : impl_(std::make_unique<Impl>(io, hooks, metrics, access_log, timeouts, max_connections,
-                                   std::move(trust))) {}
+Server::Server(net::io_context& io, const ServiceHost& hooks, GuardPlugins& plugins,
+               Metrics& metrics, AccessLog& access_log, Timeouts timeouts,
+               std::size_t max_connections, Trust trust)
+    : impl_(std::make_unique<Impl>(io, hooks, plugins, metrics, access_log, timeouts,
+                                   max_connections, std::move(trust))) {}
 Server::~Server() = default;
 unsigned short Server::listen(unsigned short port) { return impl_->listen(port); }
 void Server::stop() { impl_->stop(); }

@@ -1,8 +1,10 @@
 #pragma once
 // The agent service's HTTP/1.1 server (Boost.Beast on Asio): connections, their limits and
 // timeouts, whom it answers (its own names, no foreign web page), the routes, the access log.
-// POST /tool hands the call to the policy (policy.hpp).
+// POST /tool hands the call to the policy (policy.hpp); POST /admin/... reloads the guard plugins
+// (guard_plugins.hpp).
 #include "addresses.hpp"
+#include "guard_plugins.hpp"
 #include "line_writer.hpp"
 #include "metrics.hpp"
 #include "policy.hpp"
@@ -30,17 +32,18 @@ struct Timeouts {
 };
 
 // Whom the service answers. It listens on 127.0.0.1 and trusts the processes of this machine
-// that reach it there (POST /shutdown too, unless it has a token), but no web page: a browser
-// runs any site's scripts on this machine too. So a request must name the service as its host -
-// 127.0.0.1, localhost or one of `hosts` (else 421: a page whose name was re-pointed at
-// 127.0.0.1, DNS rebinding, names its own) - and a state-changing request (a POST) from a page,
-// which browsers mark with Origin, must come from the service's own origin or one of `origins`
-// (else 403). A page may send text/plain or form bodies to any site without asking first: POST
-// /tool takes application/json only (415). POST /shutdown is refused with any Origin.
+// that reach it there (POST /shutdown and /admin/... too, unless it has a token), but no web
+// page: a browser runs any site's scripts on this machine too. So a request must name the
+// service as its host - 127.0.0.1, localhost or one of `hosts` (else 421: a page whose name was
+// re-pointed at 127.0.0.1, DNS rebinding, names its own) - and a state-changing request (a POST)
+// from a page, which browsers mark with Origin, must come from the service's own origin or one
+// of `origins` (else 403). A page may send text/plain or form bodies to any site without asking
+// first: POST /tool takes application/json only (415). POST /shutdown and POST /admin/... are
+// refused with any Origin.
 struct Trust {
   std::vector<Host> hosts;
   std::vector<Origin> origins;
-  // When not empty: POST /shutdown needs "Authorization: Bearer <token>" (401).
+  // When not empty: POST /shutdown and POST /admin/... need "Authorization: Bearer <token>" (401).
   std::string shutdown_token;
 };
 
@@ -61,8 +64,8 @@ class AccessLog {
 
 class Server {
  public:
-  Server(net::io_context& io, const ServiceHooks& hooks, Metrics& metrics, AccessLog& access_log,
-         Timeouts timeouts, std::size_t max_connections, Trust trust);
+  Server(net::io_context& io, const ServiceHost& hooks, GuardPlugins& plugins, Metrics& metrics,
+         AccessLog& access_log, Timeouts timeouts, std::size_t max_connections, Trust trust);
   ~Server();
   // Listens on 127.0.0.1:port (0: a free port) and starts accepting; the port bound.
   unsigned short listen(unsigned short port);

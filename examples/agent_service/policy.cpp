@@ -3,9 +3,11 @@
 #include "metrics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -116,8 +118,7 @@ void add_write_policy(ServiceHooks& hooks, HookNames& names) {
       }));
 }
 
-WriteEffect write_boundary(const ServiceHooks& hooks, const HookNames& names,
-                           Workspace& workspace) {
+WriteEffect write_boundary(const ServiceHost& hooks, const HookNames& names, Workspace& workspace) {
   return [&hooks, &names, &workspace](FileWrite write) -> hookset::Task<std::string> {
     hookset::pipeline_result_t<CheckWrite> outcome =
         co_await hooks.call<CheckWrite>(std::move(write));
@@ -138,19 +139,18 @@ net::awaitable<void> remote_call(std::chrono::milliseconds latency) {
   co_await timer.async_wait(net::use_awaitable);  // operation_aborted when cut off
 }
 
-// The reputation service's blocklist: these hosts and every name under them.
-bool on_blocklist(const Host& host) {
-  constexpr std::string_view blocked = "evil.example";
-  return host.kind == HostKind::name &&
-         (host.text == blocked || (host.text.ends_with(blocked) &&
-                                   host.text[host.text.size() - blocked.size() - 1] == '.'));
-}
+namespace {
+std::atomic<std::chrono::milliseconds::rep> guard_limit_ms{500};
+}  // namespace
+void set_guard_time_limit(std::chrono::milliseconds limit) { guard_limit_ms = limit.count(); }
+std::chrono::milliseconds guard_time_limit() { return std::chrono::milliseconds{guard_limit_ms}; }
 
 void add_guards(ServiceHooks& hooks, std::chrono::milliseconds time_limit) {
-  // Outbound requests: the egress policy (1 ms) and the URL reputation service (3 ms) judge each
-  // call that has a URL at the same time, as the tool will fetch it (ToolCall::url: parsed,
-  // canonical). The egress policy answers first: the machine the service runs on and private
-  // networks are out of bounds (a URL is no way to reach the service itself), the internet in.
+  // Outbound requests: the egress policy (1 ms) and the URL reputation service (3 ms, a plugin:
+  // plugins/url_reputation.cpp) judge each call that has a URL at the same time, as the tool
+  // will fetch it (ToolCall::url: parsed, canonical). The egress policy answers first: the
+  // machine the service runs on and private networks are out of bounds (a URL is no way to reach
+  // the service itself), the internet in.
   hooks.add<PermitTool>(
       [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
         if (!call.url) co_return hookset::Verdict<>{};
@@ -162,15 +162,6 @@ void add_guards(ServiceHooks& hooks, std::chrono::milliseconds time_limit) {
         co_return hookset::Verdict<>{hookset::Permission::allow, "egress to the internet allowed"};
       },
       {.name = "egress-policy", .timeout = time_limit});
-  hooks.add<PermitTool>(
-      [](const ToolCall& call) -> net::awaitable<hookset::Verdict<>> {
-        if (!call.url) co_return hookset::Verdict<>{};
-        co_await remote_call(3ms);
-        if (on_blocklist(call.url->host))
-          co_return hookset::Verdict<>{hookset::Permission::deny, "host on the blocklist"};
-        co_return hookset::Verdict<>{};
-      },
-      {.name = "url-reputation", .timeout = time_limit});
   // A crawl is watched while it runs: the crawl-budget service answers after 20 ms, and stops
   // crawls of more than 10 pages (which by then are well under way).
   hooks.add<WatchTool>(
@@ -281,7 +272,7 @@ void judge_permit(const hookset::Verdicts<>& permit, Outcome& outcome) {
 // default runs the tool), with WatchTool's guards watching it - a tripwire. The first guard
 // that objects stops the tool at once; what the tool's result would change (a crawl's saved
 // pages) is changed only once every guard has allowed (the admission), through the write effect.
-net::awaitable<void> run_watched(const ServiceHooks& hooks, const ToolCall& call,
+net::awaitable<void> run_watched(const ServiceHost::frozen_type& hooks, const ToolCall& call,
                                  std::string_view key, Outcome& result, ToolCall& checked) {
   using Checked = hookset::pipeline_result_t<CheckTool>;
   auto work = [&](hookset::Admission& admission) -> hookset::Task<Checked> {
@@ -323,7 +314,7 @@ net::awaitable<void> run_watched(const ServiceHooks& hooks, const ToolCall& call
 
 }  // namespace
 
-net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::string& body) {
+net::awaitable<ToolAnswer> call_tool(const ServiceHost& host, const std::string& body) {
   boost::system::error_code parse_error;
   json::value parsed = json::parse(body, parse_error);
   if (parse_error)
@@ -356,6 +347,9 @@ net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::strin
     call.url = std::move(address);
   }
 
+  // One version of the hooks for the whole call, kept until its last dispatch ends: a guard
+  // plugin reloaded meanwhile judges the next call, never half of this one.
+  const std::shared_ptr<const ServiceHost::frozen_type> hooks = host.current();
   // The key the hooks see: the tool's name, alive for both dispatches.
   const std::string name = call.tool;
   const std::string_view key = name;
@@ -363,10 +357,10 @@ net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::strin
   outcome.answer["tool"] = name;
   ToolCall checked = call;
   try {
-    const hookset::Verdicts<> permit = co_await hooks.call<PermitTool>(call);
+    const hookset::Verdicts<> permit = co_await hooks->call<PermitTool>(call);
     judge_permit(permit, outcome);
     if (outcome.status == http::status::ok)
-      co_await run_watched(hooks, call, key, outcome, checked);
+      co_await run_watched(*hooks, call, key, outcome, checked);
   } catch (const EffectRefused& refused) {
     outcome.refuse(refused.what(), refused.by);
     outcome.answer["effect"] = {{"kind", "write"}, {"path", refused.path}};
@@ -380,7 +374,7 @@ net::awaitable<ToolAnswer> call_tool(const ServiceHooks& hooks, const std::strin
   }
   try {
     std::vector<std::string> notes =
-        co_await hooks.call<AuditCall>(checked, outcome.verdict).with_timeout(2s);
+        co_await hooks->call<AuditCall>(checked, outcome.verdict).with_timeout(2s);
     outcome.answer["audit"] = json::value_from(notes);
   } catch (const std::exception& error) {
     outcome.answer["audit_error"] = error.what();  // the audits failed: the answer still comes
