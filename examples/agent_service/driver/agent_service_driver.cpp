@@ -7,9 +7,12 @@
 // requests (Origin, content types, /shutdown), URLs spelled to slip past a guard, writes around
 // the effect boundary, the protocol's corners (framing, versions, header limits) - then that the
 // service still answers, that its metrics count every request (nothing lost), and that it stops
-// cleanly on POST /shutdown (writing its trace) and on SIGTERM. Other instances: at its
-// descriptor limit, with tight limits, with guards out of time (503, not 403) and a shutdown
-// token, and with a log reader gone (SIGPIPE) or stalled.
+// cleanly on POST /shutdown (writing its trace) and on SIGTERM. Its URL reputation guard, a
+// plugin, is swapped for another build and back twenty times while six connections call
+// continuously: no call may fail. Other instances: at its descriptor limit, with tight limits,
+// with guards out of time (503, not 403) and a shutdown token, with a log reader gone (SIGPIPE)
+// or stalled, and with a plugin directory of the driver's own (--plugins: a build refused, one
+// installed, a plugin removed; a directory it refuses to start with).
 //
 // Usage: example_agent_service_driver <path of example_agent_service> <work directory>
 // Exits 0 when every check passed; prints each check and what it saw.
@@ -38,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -1233,6 +1237,230 @@ void check_descriptor_limit(const std::string& program, const std::filesystem::p
   check(service.wait_for_exit(10s) == 0, "the service limited to 48 descriptors stops cleanly");
 }
 
+// ----- the guard plugins --------------------------------------------------------------------
+
+// The URL reputation guard's refusal, as each build of its plugin words it.
+constexpr std::string_view v1_refusal = "host on the blocklist";
+constexpr std::string_view v2_refusal = "host on the blocklist (reputation list v2)";
+
+// The build of `name` an answer listing the plugins ("plugins": [...]) says is in service.
+std::string build_in_service(const json::value& answer, std::string_view name) {
+  const json::value* plugins = find(answer, {"plugins"});
+  if (plugins && plugins->is_array())
+    for (const json::value& plugin : plugins->get_array())
+      if (text_at(plugin, {"name"}) == name) return text_at(plugin, {"build"});
+  return {};
+}
+
+// What the calls made while the guard plugin was swapped saw.
+struct UnderLoad {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> by_v1{0};  // refusals worded by v1
+  std::atomic<std::uint64_t> by_v2{0};
+  std::atomic<std::uint64_t> allowed{0};  // calls to another host: 200
+  std::atomic<std::uint64_t> failed{0};   // anything else: a 5xx, a connection error, ...
+  std::mutex mutex;
+  std::string first_failure;
+  void fail(std::string what) {
+    ++failed;
+    std::lock_guard lock(mutex);
+    if (first_failure.empty()) first_failure = std::move(what);
+  }
+};
+
+// Calls on one kept-alive connection until `stop`: a blocklisted host (refused by whichever
+// build of the URL reputation guard is in service) and another host (allowed), in turn. Every
+// answer must be one of those.
+void call_continuously(unsigned short port, const std::atomic<bool>& stop, UnderLoad& seen) {
+  net::io_context io;
+  std::optional<tcp::socket> socket;
+  beast::flat_buffer buffer;
+  for (std::uint64_t i = 0; !stop; ++i) {
+    const bool blocked = i % 2 == 0;
+    const json::value call = {
+        {"tool", "http_get"},
+        {"args", {{"url", blocked ? "https://evil.example/x" : "https://docs.example/a"}}}};
+    try {
+      if (!socket) {
+        socket.emplace(io);
+        socket->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+        buffer.clear();
+      }
+      http::write(*socket, make_request(http::verb::post, "/tool", serialize(call), true));
+      ++seen.requests;
+      Reply reply = read_reply(*socket, buffer);
+      const std::string reason = text_at(reply.body, {"reason"});
+      if (blocked && reply.status == 403 &&
+          text_at(reply.body, {"refused_by"}) == "url-reputation" &&
+          (reason == v1_refusal || reason == v2_refusal))
+        ++(reason == v1_refusal ? seen.by_v1 : seen.by_v2);
+      else if (!blocked && reply.status == 200 && find(reply.body, {"result", "body"}))
+        ++seen.allowed;
+      else seen.fail(show(reply));
+      if (!reply.headers[http::field::connection].empty() &&
+          beast::iequals(reply.headers[http::field::connection], "close"))
+        socket.reset();
+    } catch (const std::exception& error) {
+      seen.fail(std::string("connection: ") + error.what());
+      socket.reset();
+    }
+  }
+}
+
+// The URL reputation guard, a plugin: v1 in service at start-up; swapped for v2 and back, again
+// and again, while six connections call continuously - no call fails, each is judged by the
+// old build or the new one; the old libraries are closed once their calls end.
+void check_plugin_reload(unsigned short port) {
+  Client client(port);
+  Reply metrics = client.send(http::verb::get, "/metrics");
+  check(build_in_service(metrics.body.at("plugins"), "url_reputation") == "v1",
+        "GET /metrics: the plugin url_reputation in service, build v1", show(metrics));
+  Reply listed = client.send(http::verb::get, "/admin/reload");
+  check(listed.status == 405 && listed.header(http::field::allow) == "POST",
+        "GET /admin/reload: 405, POST only", show(listed));
+  Reply unknown = client.send(http::verb::post, "/admin/plugins/nothing/reload");
+  Reply no_build = client.send(http::verb::post, "/admin/plugins/url_reputation/reload?build=v9");
+  Reply outside =
+      client.send(http::verb::post, "/admin/plugins/url_reputation/reload?build=../../x");
+  check(unknown.status == 404 && no_build.status == 404 && outside.status == 400 &&
+            contains(text_at(no_build.body, {"error"}), "no build v9 of url_reputation") &&
+            build_in_service(no_build.body, "url_reputation") == "v1",
+        "reload of no plugin, of no such build: 404; a build named with a path: 400",
+        show(unknown) + " / " + show(no_build) + " / " + show(outside));
+
+  constexpr int connections = 6;
+  constexpr int swaps = 20;
+  UnderLoad seen;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < connections; ++i)
+    callers.emplace_back([&] { call_continuously(port, stop, seen); });
+  int reloaded = 0;
+  std::string refused;
+  const auto start = std::chrono::steady_clock::now();
+  for (int swap = 0; swap < swaps; ++swap) {
+    std::this_thread::sleep_for(40ms);
+    const std::string build = swap % 2 == 0 ? "v2" : "v1";
+    Reply reply =
+        client.send(http::verb::post, "/admin/plugins/url_reputation/reload?build=" + build);
+    if (reply.status == 200 && build_in_service(reply.body, "url_reputation") == build) ++reloaded;
+    else if (refused.empty()) refused = show(reply);
+  }
+  std::this_thread::sleep_for(40ms);
+  stop = true;
+  for (std::thread& caller : callers) caller.join();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  std::cout << "     plugin reloads under load: " << seen.requests << " calls on " << connections
+            << " connections in " << took.count() << " ms, " << reloaded << " reloads; "
+            << seen.by_v1 << " refused by v1, " << seen.by_v2 << " by v2, " << seen.allowed
+            << " allowed, " << seen.failed << " failed" << std::endl;
+  check(reloaded == swaps,
+        "POST /admin/plugins/url_reputation/reload?build=v2 and v1, " + std::to_string(swaps) +
+            " times under load: each 200, the build in service",
+        refused);
+  check(seen.failed == 0 && seen.requests > 0,
+        "calls during the reloads: none failed (each refused by v1 or v2, or allowed)",
+        seen.first_failure);
+  check(seen.by_v1 > 0 && seen.by_v2 > 0, "calls during the reloads: judged by both builds");
+
+  // The old builds: closed once the calls that ran them ended, and unmapped.
+  json::value old;
+  for (int attempt = 0; attempt < 200; ++attempt, std::this_thread::sleep_for(10ms)) {
+    old = client.send(http::verb::get, "/metrics").body;
+    if (number_at(old, {"plugins", "old_builds", "open"}) == 0) break;
+  }
+  check(number_at(old, {"plugins", "old_builds", "open"}) == 0 &&
+            number_at(old, {"plugins", "old_builds", "closed"}) == swaps &&
+            number_at(old, {"plugins", "old_builds", "still_mapped"}) == 0 &&
+            number_at(old, {"plugins", "reloads"}) == swaps &&
+            build_in_service(old.at("plugins"), "url_reputation") == "v1",
+        "after the reloads: every old build closed and unmapped, v1 in service",
+        serialize(old.at("plugins")));
+}
+
+// --plugins DIR: a directory of the driver's own (a copy of the build's), where a build that is
+// no plugin is refused (the one in service stays), a new build installed over the plugin's file
+// is taken by POST /admin/reload, and a plugin whose file is gone is unloaded. A directory with
+// a library the host refuses stops the start.
+void check_plugin_directory(const std::string& program, const std::filesystem::path& work) {
+  namespace fs = std::filesystem;
+  const fs::path plugins = work / "plugins";
+  fs::remove_all(plugins);
+  fs::copy(AGENT_SERVICE_PLUGINS, plugins,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::ofstream(plugins / "builds" / "url_reputation-broken.so") << "not a library\n";
+  const fs::path token_file = work / "admin.token";
+  Service service(program, work / "port", "",
+                  {"--plugins", plugins.string(), "--shutdown-token-file", token_file.string()});
+  const std::optional<unsigned short> port = service.wait_for_port();
+  check(port.has_value(), "a service with --plugins DIR starts");
+  if (!port) return;
+  Client client(*port);
+  std::string token = read_text(token_file);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  const auto admin = [&](const std::string& target, const std::string& headers = {}) {
+    return client.raw("POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
+                      "Authorization: Bearer " + token +
+                      "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  };
+  const auto refusal = [&] {
+    return text_at(
+        client.tool({{"tool", "http_get"}, {"args", {{"url", "https://evil.example/x"}}}}).body,
+        {"reason"});
+  };
+  guarded("plugins: whom the admin routes answer", [&] {
+    Reply no_token = client.send(http::verb::post, "/admin/reload");
+    Reply foreign = admin("/admin/reload", "Origin: http://evil.example\r\n");
+    check(no_token.status == 401 && foreign.status == 403,
+          "POST /admin/reload without the token: 401; with it from an Origin: 403",
+          show(no_token) + " / " + show(foreign));
+  });
+  guarded("plugins: a build refused", [&] {
+    Reply broken = admin("/admin/plugins/url_reputation/reload?build=broken");
+    check(broken.status == 422 &&
+              contains(text_at(broken.body, {"error"}), "url_reputation-broken.so") &&
+              text_at(broken.body, {"refused", "build"}) == "broken" &&
+              build_in_service(broken.body, "url_reputation") == "v1" && refusal() == v1_refusal,
+          "a build that is no plugin: 422 with the host's PluginError, v1 still in service",
+          show(broken));
+  });
+  guarded("plugins: a new build installed", [&] {
+    fs::remove(plugins / "url_reputation.so");
+    fs::create_symlink("builds/url_reputation-v2.so", plugins / "url_reputation.so");
+    Reply reload = admin("/admin/reload");
+    check(reload.status == 200 && build_in_service(reload.body, "url_reputation") == "v2" &&
+              refusal() == v2_refusal,
+          "POST /admin/reload after v2 was installed as url_reputation.so: 200, v2 judges",
+          show(reload));
+  });
+  guarded("plugins: a plugin removed", [&] {
+    fs::remove(plugins / "url_reputation.so");
+    Reply reload = admin("/admin/reload");
+    const json::value* unloaded = find(reload.body, {"unloaded"});
+    Reply call = client.tool({{"tool", "http_get"}, {"args", {{"url", "https://evil.example/x"}}}});
+    check(reload.status == 200 && unloaded && unloaded->is_array() &&
+              unloaded->get_array().size() == 1 &&
+              build_in_service(reload.body, "url_reputation").empty() && call.status == 200,
+          "POST /admin/reload after url_reputation.so was removed: unloaded, its guard gone",
+          show(reload) + " / " + show(call));
+    fs::create_symlink("builds/url_reputation-v1.so", plugins / "url_reputation.so");
+    Reply again = admin("/admin/reload");
+    const json::value* loaded = find(again.body, {"loaded"});
+    check(again.status == 200 && loaded && loaded->is_array() && loaded->get_array().size() == 1 &&
+              refusal() == v1_refusal,
+          "and put back: loaded again by POST /admin/reload", show(again));
+    admin("/shutdown");
+  });
+  check(service.wait_for_exit(10s) == 0, "the service with --plugins DIR stops cleanly");
+
+  // A plugin the host refuses, in the directory: no start (a guard missing is no way to serve).
+  std::ofstream(plugins / "zz_broken.so") << "not a library\n";
+  Service refused(program, work / "port", "", {"--plugins", plugins.string()});
+  check(!refused.wait_for_port() && refused.wait_for_exit(10s) == 1,
+        "a plugin directory with a library that is no plugin: the service exits 1");
+}
+
 void check_trace(const std::filesystem::path& path) {
   std::ifstream file(path);
   std::stringstream text;
@@ -1289,6 +1517,7 @@ int main(int argc, char** argv) {
       check_protocol(*port);
       check_operations(*port, pipeline_calls, work / "access.log");
       guarded("guards", [&] { check_guards(*port); });
+      guarded("plugin reloads under load", [&] { check_plugin_reload(*port); });
       check_names(*port);
       check_cross_site(*port);
       check_effects(*port);
@@ -1320,6 +1549,7 @@ int main(int argc, char** argv) {
     check_limits(program, work);
     check_overload(program, work);
     check_log_output(program, work);
+    check_plugin_directory(program, work);
   } catch (const std::exception& error) {
     check(false, "the exchange with the service", error.what());
   }
