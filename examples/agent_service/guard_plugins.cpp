@@ -155,6 +155,43 @@ json::object GuardPlugins::describe() const {
   return describe_locked();
 }
 
+std::string GuardPlugins::to_prometheus() const {
+  std::lock_guard lock(mutex_);
+  sweep_locked();
+  // A label value with '\\', '"' and newlines escaped (a file may be named with any of them).
+  const auto label = [](std::string_view value) {
+    std::string escaped;
+    for (const char c : value) {
+      if (c == '\\' || c == '"') escaped += '\\';
+      if (c == '\n') escaped += "\\n";
+      else escaped += c;
+    }
+    return escaped;
+  };
+  std::string text =
+      "# HELP agent_plugin_info The guard plugins in service, by name and build.\n"
+      "# TYPE agent_plugin_info gauge\n";
+  for (const auto& [name, entry] : plugins_)
+    text += "agent_plugin_info{name=\"" + label(name) + "\",build=\"" +
+            label(build_of(name, entry.loaded_from)) + "\"} 1\n";
+  text +=
+      "# HELP agent_plugin_reloads_total Plugin reloads made.\n"
+      "# TYPE agent_plugin_reloads_total counter\n"
+      "agent_plugin_reloads_total " +
+      std::to_string(reloads_) +
+      "\n"
+      "# HELP agent_plugin_refused_total Plugin builds the host refused.\n"
+      "# TYPE agent_plugin_refused_total counter\n"
+      "agent_plugin_refused_total " +
+      std::to_string(refused_) +
+      "\n"
+      "# HELP agent_plugin_old_builds_open Replaced builds whose calls still run.\n"
+      "# TYPE agent_plugin_old_builds_open gauge\n"
+      "agent_plugin_old_builds_open " +
+      std::to_string(closing_.size()) + "\n";
+  return text;
+}
+
 json::object GuardPlugins::entry_json(const std::string& name, const Entry& entry) const {
   return {{"name", name},
           {"build", build_of(name, entry.loaded_from)},

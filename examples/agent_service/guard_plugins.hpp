@@ -52,6 +52,9 @@ class GuardPlugins {
   // The plugins in service - each one's name, build, the file it was loaded from - the reloads
   // made and refused, and the old builds still open (for GET /metrics and the admin answers).
   json::object describe() const;
+  // The same in Prometheus' text format: agent_plugin_info{name,build}, the reloads made and
+  // refused, the old builds still open.
+  std::string to_prometheus() const;
 
  private:
   struct Entry {

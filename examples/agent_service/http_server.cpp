@@ -793,7 +793,7 @@ class Server::Impl {
           accept.find("application/openmetrics-text") != std::string_view::npos) {
         Response response{http::status::ok, version};
         response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-        response.body() = metrics_.to_prometheus();
+        response.body() = metrics_.to_prometheus() + plugins_.to_prometheus();
         response.prepare_payload();
         co_return response;
       }

@@ -1313,8 +1313,11 @@ void call_continuously(unsigned short port, const std::atomic<bool>& stop, Under
 void check_plugin_reload(unsigned short port) {
   Client client(port);
   Reply metrics = client.send(http::verb::get, "/metrics");
-  check(build_in_service(metrics.body.at("plugins"), "url_reputation") == "v1",
-        "GET /metrics: the plugin url_reputation in service, build v1", show(metrics));
+  Reply text = client.send(http::verb::get, "/metrics?format=prometheus");
+  check(build_in_service(metrics.body.at("plugins"), "url_reputation") == "v1" &&
+            contains(text.text, "agent_plugin_info{name=\"url_reputation\",build=\"v1\"} 1\n"),
+        "GET /metrics: the plugin url_reputation in service, build v1 (JSON, Prometheus)",
+        show(metrics) + " / " + show(text));
   Reply listed = client.send(http::verb::get, "/admin/reload");
   check(listed.status == 405 && listed.header(http::field::allow) == "POST",
         "GET /admin/reload: 405, POST only", show(listed));
