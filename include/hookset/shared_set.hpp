@@ -63,6 +63,18 @@ class FrozenHookSet {
     return set_.template has_hooks<S>(key);
   }
 
+  // Historic slots (HookSet::history): the history is shared with the set this was frozen
+  // from, and with every copy and version of it.
+  template <class S>
+  std::vector<recorded_call_t<S>> history() const {
+    return set_.template history<S>();
+  }
+  template <class S>
+  void clear_history() const {
+    set_.template clear_history<S>();
+  }
+  void replay_history_to(const set_type& newcomers) const { set_.replay_history_to(newcomers); }
+
   // A mutable copy (sharing the hooks), to change and freeze again.
   set_type thaw() const& { return set_; }
   set_type thaw() && noexcept { return std::move(set_); }
@@ -106,6 +118,16 @@ class SharedHookSet {
     std::shared_ptr<const frozen_type> version = load();
     auto dispatch = version->template call<S>(std::forward<Args>(args)...);
     return std::move(dispatch).keeping(std::move(version));
+  }
+
+  // Historic slots (HookSet::history): every version shares one history.
+  template <class S>
+  std::vector<recorded_call_t<S>> history() const {
+    return load()->template history<S>();
+  }
+  template <class S>
+  void clear_history() const {
+    load()->template clear_history<S>();
   }
 
   // Publishes `next` as the current version.
