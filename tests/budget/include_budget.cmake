@@ -184,10 +184,17 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # FrozenHookSet::nested (~8).
 # Both changes above on one tree (the merge of the two): hook_set.hpp +21,270 and hookset.hpp
 # +23,780 (measured +21,232 and +23,743).
+# Raised 2026-11-30 (historic slots) to hook_set.hpp +21,650 and hookset.hpp +24,180 (measured
+# +21,605 and +24,138), no new standard include (<mutex> and sync_wait were in already):
+# Historic<N> - detail/history.hpp (the locked ring of kept calls, the per-set logs, the
+# recorder and the replay of a kept call to one hook, ~150 lines with comments), history<S>(),
+# clear_history<S>(), replay_history_to, extend_and_replay and the replay in add / add_hooks in
+# hook_set.hpp (~130), the option's traits and its three rules and one diagnostic (~90),
+# FrozenHookSet's and SharedHookSet's history (~25).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=21270"
-  "hookset/hookset.hpp=23780")
+  "hookset/hook_set.hpp=21650"
+  "hookset/hookset.hpp=24180")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
