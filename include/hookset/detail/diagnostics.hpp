@@ -119,9 +119,9 @@ struct option_verdicts {
   static constexpr bool history_positive = !mp::mp_contains<options, Historic<0>>::value;
   // A historic slot keeps a copy of each call's arguments, to replay them later.
   template <class P>
-  using recorded_copyable = std::is_copy_constructible<recorded_t<P>>;
+  using recorded_keepable = is_keepable<recorded_t<P>>;
   static constexpr bool history_copyable =
-      count<is_historic_option> == 0 || mp::mp_all_of<params, recorded_copyable>::value;
+      count<is_historic_option> == 0 || mp::mp_all_of<params, recorded_keepable>::value;
   static constexpr bool aggregate_or_finalize =
       !(count<is_aggregate> == 1 && count<is_finalize> == 1);
   static constexpr bool output_produced =
@@ -302,16 +302,17 @@ struct slot_rules {
     // Names the first parameter type that cannot be kept (in the compiler's context lines).
     template <class Uncopyable>
     static constexpr void report_for() {
-      static_assert(std::is_copy_constructible_v<Uncopyable>,
+      static_assert(is_keepable<Uncopyable>::value,
                     "hookset: a Historic slot keeps a copy of each call's arguments to replay them "
                     "to hooks registered later, so every parameter's value type (the parameter "
                     "decayed; a std::string_view is kept as a std::string) must be "
-                    "copy-constructible, and Uncopyable is not: take it as something copyable "
-                    "(a std::shared_ptr instead of a std::unique_ptr), or drop hookset::Historic");
+                    "copy-constructible and assignable, and Uncopyable is not: take it as "
+                    "something copyable (a std::shared_ptr instead of a std::unique_ptr), or drop "
+                    "hookset::Historic");
     }
     static constexpr void report() {
       using kept = mp::mp_transform<recorded_t, typename Slot::parameter_types>;
-      report_for<mp::mp_front<mp::mp_remove_if<kept, std::is_copy_constructible>>>();
+      report_for<mp::mp_front<mp::mp_remove_if<kept, is_keepable>>>();
     }
   };
   template <class Key>

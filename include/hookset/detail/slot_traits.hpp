@@ -272,6 +272,10 @@ struct recorded<std::basic_string_view<Char, Traits>> {
 };
 template <class P>
 using recorded_t = typename recorded<std::decay_t<P>>::type;
+// Whether a kept value can be kept: copied into the log and out of it, and assigned over the
+// oldest one when the log is full.
+template <class T>
+using is_keepable = mp::mp_bool<std::is_copy_constructible_v<T> && std::is_move_assignable_v<T>>;
 
 // ---------------------------------------------------------------------------------------------
 // What a slot contributes at run time
