@@ -406,3 +406,65 @@ TEST_CASE("threads dispatch a shared set's historic slot while another registers
   });
   CHECK(replayed == 3);
 }
+
+namespace {
+struct Choose : hookset::Slot<std::string(int), hookset::Singleton, hookset::Historic<2>> {
+  static std::string default_impl(int) { return "default"; }
+};
+// A slot whose hooks fail open in a dispatch.
+struct Audit : hookset::Slot<void(int), hookset::Always, hookset::Historic<2>> {
+  static constexpr hookset::FailurePolicy on_failure = hookset::FailOpen;
+  static void default_impl(int) {}
+};
+using More = hookset::HookSet<Choose, Audit, Adjust>;
+
+struct Tally {
+  std::vector<int> seen;
+  int operator()(int x, std::optional<int>) {
+    seen.push_back(x);
+    return x;
+  }
+};
+}  // namespace
+
+TEST_CASE("a Singleton hook whose replay throws leaves the hook it would replace in place") {
+  More set;
+  set.add<Choose>([](int) { return std::string("first"); });
+  CHECK(run<Choose>(set, 1) == "first");
+  CHECK_THROWS_AS(set.add<Choose>([](int) -> std::string { throw std::runtime_error("no"); }),
+                  std::runtime_error);
+  CHECK(run<Choose>(set, 2) == "first");
+  // A replacement that takes its replay replaces it; its replayed results go nowhere.
+  std::vector<int> replayed;
+  set.add<Choose>([&replayed](int n) {
+    replayed.push_back(n);
+    return std::string("second");
+  });
+  CHECK(replayed == std::vector<int>{1, 2});
+  CHECK(run<Choose>(set, 3) == "second");
+}
+
+TEST_CASE("a replay is not a dispatch: a FailOpen hook that throws in it is not registered") {
+  More set;
+  run<Audit>(set, 1);
+  CHECK_THROWS_AS(set.add<Audit>([](int) { throw std::runtime_error("audit down"); },
+                                 {.on_failure = hookset::FailOpen}),
+                  std::runtime_error);
+  CHECK(set.count<Audit>() == 0);
+}
+
+TEST_CASE("a Stateful hook and a hook taking a stop token are replayed too") {
+  More set;
+  run<Adjust>(set, 4);
+  run<Adjust>(set, 5);
+  hookset::Stateful tally{Tally{}};
+  set.add<Adjust>(tally);
+  CHECK(hookset::sync_wait(tally.with_lock([](Tally& t) { return t.seen; })) ==
+        std::vector<int>{4, 5});
+  bool stop_possible = true;
+  set.add<Adjust>([&stop_possible](int x, std::optional<int>, hookset::stop_token stop) {
+    stop_possible = stop.stop_possible();
+    return x;
+  });
+  CHECK_FALSE(stop_possible);  // a token that never stops
+}
