@@ -263,7 +263,7 @@ TEST_CASE("add_hooks whose replay throws registers nothing, in any slot") {
   CHECK(set.count<Plain>() == 0);
 }
 
-TEST_CASE("replay_history_to replays to a staging set's hooks only; extend_and_replay merges too") {
+TEST_CASE("replay_history_to replays to a staging set's hooks only, extend_and_replay merges too") {
   Set app;
   Log old_hooks;
   app.add<Configure>(recorder(old_hooks, "old:"));
@@ -355,7 +355,7 @@ struct CheckPath
 using Pipes = hookset::HookSet<CheckPath>;
 }  // namespace
 
-TEST_CASE("a pipeline hook is replayed the kept inputs; its decision is discarded") {
+TEST_CASE("a pipeline hook is replayed the kept inputs, and its decision is discarded") {
   Pipes set;
   Checked input{"/etc"};
   run<CheckPath>(set, input, 1);
