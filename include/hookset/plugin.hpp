@@ -31,6 +31,7 @@
 //    library is still loaded and says so (Unloaded::resident()).
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -380,6 +381,49 @@ inline bool library_loaded(const std::string& path) {
   return handle != nullptr;
 }
 
+// The file a library was opened from, as the host opened it: a library loaded under a name is
+// the file that was there then, which a new build may since have replaced.
+struct file_identity {
+  std::uintmax_t device = 0, inode = 0, size = 0;
+  std::int64_t modified = 0;
+  friend bool operator==(const file_identity&, const file_identity&) = default;
+};
+inline file_identity identity_of(const std::string& path) {
+  struct ::stat status {};
+  if (::stat(path.c_str(), &status) != 0) return {};
+  return {static_cast<std::uintmax_t>(status.st_dev), static_cast<std::uintmax_t>(status.st_ino),
+          static_cast<std::uintmax_t>(status.st_size),
+          static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1000000000 + status.st_mtim.tv_nsec};
+}
+// What the host opened under each name (the program's: PluginHost's code).
+class opened_files {
+ public:
+  static opened_files& instance() {
+    static opened_files files;
+    return files;
+  }
+  // Whether `path`, loaded under that name, is the file this host opened there last.
+  bool same_file(const std::string& path, const file_identity& now) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, identity] : files_)
+      if (name == path) return identity == now;
+    return false;
+  }
+  void opened(const std::string& path, const file_identity& identity) {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, known] : files_)
+      if (name == path) {
+        known = identity;
+        return;
+      }
+    files_.emplace_back(path, identity);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, file_identity>> files_;
+};
+
 // A private copy of `path` to open: the dynamic linker returns the library already loaded
 // under a name, so a new build at the same path is opened through a copy (removed once open).
 inline std::filesystem::path private_copy(const std::filesystem::path& path) {
@@ -601,8 +645,12 @@ class PluginHost<HookSet<Members...>> {
   // whose lists then hold the library.
   static void open(plugin_type& plugin, const std::filesystem::path& path) {
     const std::string name = path.string();
-    // A library loaded under this name already (an older build): open a copy of the new one.
-    const bool copied = detail::library_loaded(name);
+    // A library loaded under this name already: the dynamic linker would return it. The same
+    // file (the same build loaded again, while the closer has not closed the last) is shared; a
+    // new build written over it since is opened through a copy.
+    const detail::file_identity identity = detail::identity_of(name);
+    const bool copied = detail::library_loaded(name) &&
+                        !detail::opened_files::instance().same_file(name, identity);
     const std::filesystem::path opened = copied ? detail::private_copy(path) : path;
     void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (copied) {
@@ -613,6 +661,7 @@ class PluginHost<HookSet<Members...>> {
       const char* why = ::dlerror();
       throw PluginError(name, why ? why : "dlopen failed");
     }
+    if (!copied) detail::opened_files::instance().opened(name, identity);
     auto unloading = std::make_shared<detail::unload_state>();
     auto library = std::make_shared<detail::plugin_library>(handle, opened.string(), unloading);
     using entry_fn = const PluginEntry* (*)();
