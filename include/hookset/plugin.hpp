@@ -649,8 +649,8 @@ class PluginHost<HookSet<Members...>> {
     // file (the same build loaded again, while the closer has not closed the last) is shared; a
     // new build written over it since is opened through a copy.
     const detail::file_identity identity = detail::identity_of(name);
-    const bool copied = detail::library_loaded(name) &&
-                        !detail::opened_files::instance().same_file(name, identity);
+    const bool copied =
+        detail::library_loaded(name) && !detail::opened_files::instance().same_file(name, identity);
     const std::filesystem::path opened = copied ? detail::private_copy(path) : path;
     void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (copied) {
