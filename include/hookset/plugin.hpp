@@ -39,6 +39,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -47,6 +48,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -58,6 +60,7 @@
 #include <hookset/fingerprint.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_set.hpp>
+#include <hookset/observer.hpp>
 #include <hookset/shared_set.hpp>
 
 namespace hookset {
@@ -89,7 +92,8 @@ class Registrar<HookSet<Members...>> {
  public:
   using set_type = HookSet<Members...>;
 
-  explicit Registrar(set_type& set) noexcept : set_(set) {}
+  Registrar(set_type& set, std::vector<std::shared_ptr<Observer>>& observers) noexcept
+      : set_(set), observers_(observers) {}
   Registrar(const Registrar&) = delete;
   Registrar& operator=(const Registrar&) = delete;
 
@@ -113,11 +117,17 @@ class Registrar<HookSet<Members...>> {
   void configure(Companion&& companion) {
     set_.template configure<S>(std::forward<Companion>(companion));
   }
+  // An observer of the program's set while the plugin is loaded: told of every dispatch and
+  // warning, beside the program's own observer (HookSet::set_observer).
+  void observe(std::shared_ptr<Observer> observer) {
+    if (observer) observers_.push_back(std::move(observer));
+  }
   // The set itself, for the rest (nested<N>(), count<S>()).
   set_type& set() noexcept { return set_; }
 
  private:
   set_type& set_;
+  std::vector<std::shared_ptr<Observer>>& observers_;
 };
 
 namespace detail {
@@ -192,7 +202,8 @@ struct PluginEntry {
   // The plugin's view of hookset's process-wide objects: the program's own when the dynamic
   // linker binds the plugin's hookset objects to the program's (see detail::process_objects).
   detail::process_objects (*process_objects)();
-  // Registers the plugin's hooks in `staging` (its set type's, checked against the manifest).
+  // Registers the plugin's hooks in `staging` (a detail::plugin_staging of its set type,
+  // checked against the manifest).
   void (*register_hooks)(void* staging);
   // The plugin's view of the engine code of each slot of its set (detail::engine_objects_here):
   // `count` entries.
@@ -201,11 +212,71 @@ struct PluginEntry {
 
 namespace detail {
 
+// What a plugin's entry point registers into: a set of its own and its observers.
+template <class Set>
+struct plugin_staging {
+  Set set;
+  std::vector<std::shared_ptr<Observer>> observers;
+};
+
 template <class Set, void (*Register)(Registrar<Set>&)>
 void register_plugin_hooks(void* staging) {
-  Registrar<Set> registrar(*static_cast<Set*>(staging));
+  auto& into = *static_cast<plugin_staging<Set>*>(staging);
+  Registrar<Set> registrar(into.set, into.observers);
   Register(registrar);
 }
+
+// The observer of a version with plugin observers: tells the program's own observer and every
+// plugin's. It holds the plugins' libraries (first: released last), as their observers' code is
+// theirs. Hook events go to those that want them at the time; values to those that ask.
+class observer_fanout final : public Observer {
+ public:
+  observer_fanout(Observer* own, std::vector<std::shared_ptr<const void>> libraries,
+                  std::vector<std::shared_ptr<Observer>> plugins)
+      : libraries_(std::move(libraries)), own_(own), plugins_(std::move(plugins)) {
+    if (own_) all_.push_back(own_);
+    for (const auto& plugin : plugins_) all_.push_back(plugin.get());
+  }
+  void on_warning(std::string_view slot, std::string_view message) override {
+    for (Observer* o : all_) o->on_warning(slot, message);
+  }
+  void on_dispatch_begin(std::string_view slot, std::uint64_t id) override {
+    for (Observer* o : all_) o->on_dispatch_begin(slot, id);
+  }
+  void on_dispatch_end(std::string_view slot, std::uint64_t id, std::size_t hooks_run,
+                       std::exception_ptr error) override {
+    for (Observer* o : all_) o->on_dispatch_end(slot, id, hooks_run, error);
+  }
+  bool wants_hook_events() const noexcept override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) return true;
+    return false;
+  }
+  void on_hook_begin(const HookEvent& event) override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) o->on_hook_begin(event);
+  }
+  void on_hook_end(const HookEvent& event) override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) o->on_hook_end(event);
+  }
+  bool wants_values() const noexcept override {
+    for (Observer* o : all_)
+      if (o->wants_values()) return true;
+    return false;
+  }
+  void on_dispatch_result(std::string_view slot, std::uint64_t id, std::string_view value,
+                          std::string_view input) override {
+    for (Observer* o : all_)
+      if (o->wants_values()) o->on_dispatch_result(slot, id, value, input);
+  }
+
+ private:
+  std::vector<std::shared_ptr<const void>> libraries_;
+  Observer* own_;
+  std::vector<std::shared_ptr<Observer>> plugins_;
+  std::vector<Observer*> all_;
+};
 
 template <class Set, void (*Register)(Registrar<Set>&)>
 constexpr PluginEntry plugin_entry_for() noexcept {
@@ -478,7 +549,7 @@ struct loaded_plugin {
   // Closed with the last list holding the plugin's hooks; reset at unload.
   std::shared_ptr<plugin_library> library;
   std::shared_ptr<unload_state> unloading;
-  Set staging;  // the plugin's registrations, each list anchored to `library`
+  plugin_staging<Set> staging;  // its registrations (each list anchored to `library`), observers
   bool loaded = false;
 };
 
@@ -517,7 +588,7 @@ class PluginHost<HookSet<Members...>> {
   ~PluginHost() {
     for (const auto& plugin : plugins_) {
       plugin->loaded = false;
-      plugin->staging = set_type();
+      plugin->staging = staging_type();
       plugin->library.reset();
     }
   }
@@ -579,7 +650,7 @@ class PluginHost<HookSet<Members...>> {
     std::shared_ptr<detail::plugin_library> library;
     std::shared_ptr<detail::unload_state> unloading;
     std::shared_ptr<const frozen_type> previous;
-    set_type staging;
+    staging_type staging;
     {
       std::lock_guard lock(mutex_);
       if (!plugin || !plugin->loaded) return Unloaded();
@@ -593,7 +664,7 @@ class PluginHost<HookSet<Members...>> {
     // Released here, out of the lock: the old version (unless a dispatch holds it), then the
     // plugin's own lists, then the library (closed now if nothing else holds it).
     previous.reset();
-    staging = set_type();
+    staging = staging_type();
     library.reset();
     return Unloaded(std::move(unloading));
   }
@@ -611,7 +682,7 @@ class PluginHost<HookSet<Members...>> {
     std::shared_ptr<detail::plugin_library> library;
     std::shared_ptr<detail::unload_state> unloading;
     std::shared_ptr<const frozen_type> previous;
-    set_type staging;
+    staging_type staging;
     {
       std::lock_guard lock(mutex_);
       if (!plugin->loaded) throw PluginError(plugin->path, "reload of a plugin not loaded");
@@ -621,7 +692,7 @@ class PluginHost<HookSet<Members...>> {
       staging = std::exchange(plugin->staging, std::move(fresh.staging));
     }
     previous.reset();
-    staging = set_type();
+    staging = staging_type();
     library.reset();
     return Unloaded(std::move(unloading));
   }
@@ -636,6 +707,7 @@ class PluginHost<HookSet<Members...>> {
 
  private:
   using plugin_type = detail::loaded_plugin<set_type>;
+  using staging_type = detail::plugin_staging<set_type>;
 
   std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {
     return std::static_pointer_cast<plugin_type>(handle.state_);
@@ -692,7 +764,7 @@ class PluginHost<HookSet<Members...>> {
                         "its dispatch code is not the program's: export the program's "
                         "symbols (hookset_plugin_host: CMake ENABLE_EXPORTS, -rdynamic) and "
                         "build the plugin with default visibility (hookset_add_plugin)");
-    set_type staging;  // (declared after `library`: destroyed first if registering throws)
+    staging_type staging;  // (declared after `library`: destroyed first if registering throws)
     try {
       entry->register_hooks(&staging);
     } catch (const std::exception& error) {
@@ -703,7 +775,7 @@ class PluginHost<HookSet<Members...>> {
     }
     library->anchored();  // (from here on, closed by the closer)
     const std::shared_ptr<const void> anchor = library;
-    detail::set_lists<set_type>::each(staging, [&](detail::hook_list_owner& list) {
+    detail::set_lists<set_type>::each(staging.set, [&](detail::hook_list_owner& list) {
       if (list.current())
         list.modify([&](detail::hook_list& edited) { edited.anchors.push_back(anchor); });
     });
@@ -719,12 +791,28 @@ class PluginHost<HookSet<Members...>> {
                                                     const plugin_type* replaced,
                                                     const plugin_type* replacement) {
     set_type next = own ? *own : own_;
-    for (const auto& plugin : plugins_) {
-      if (plugin.get() != replaced) next.extend(plugin->staging);
-      else if (replacement) next.extend(replacement->staging);
+    std::vector<std::shared_ptr<const void>> libraries;
+    std::vector<std::shared_ptr<Observer>> observers;
+    for (const auto& loaded : plugins_) {
+      const plugin_type* plugin = loaded.get() != replaced ? loaded.get() : replacement;
+      if (!plugin) continue;
+      next.extend(plugin->staging.set);
+      if (!plugin->staging.observers.empty()) {
+        libraries.push_back(plugin->library);
+        observers.insert(observers.end(), plugin->staging.observers.begin(),
+                         plugin->staging.observers.end());
+      }
     }
     std::shared_ptr<const frozen_type> previous = shared_.load();
-    shared_.publish(std::move(next));
+    if (observers.empty()) {
+      shared_.publish(std::move(next));
+    } else {
+      // The version holds its observer (and through it the plugins' libraries).
+      auto fanout = std::make_shared<detail::observer_fanout>(next.observer(), std::move(libraries),
+                                                              std::move(observers));
+      next.set_observer(fanout.get());
+      shared_.publish(std::move(next), std::move(fanout));
+    }
     return previous;
   }
 

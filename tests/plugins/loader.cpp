@@ -60,6 +60,17 @@ std::string refusal(Host& host, const char* path) {
 
 }  // namespace
 
+namespace {
+std::mutex observed_mutex;
+std::vector<std::string> observed_slots;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void loader_test_observed(const char* slot,
+                                                                            std::size_t length) {
+  std::lock_guard lock(observed_mutex);
+  observed_slots.emplace_back(slot, length);
+}
+
 extern "C" __attribute__((visibility("default"))) void loader_test_park(void* coroutine_address) {
   std::lock_guard lock(parked_mutex);
   parked_coroutines.push_back(coroutine_address);
@@ -271,4 +282,28 @@ TEST_CASE("plugins: a dispatch started before an unload runs the plugin's hooks 
   version.reset();
   unloaded.wait();
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_V1));
+}
+
+TEST_CASE("plugins: a plugin's observer is told of dispatches beside the program's own") {
+  Host host;
+  test_support::RecordingObserver own;
+  host.update([&](Hooks& set) { set.set_observer(&own); });
+  hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_OBSERVER);
+  observed_slots.clear();
+  CHECK(configure(host) == 1);
+  CHECK(observed_slots == std::vector<std::string>{"Configure"});
+  const auto begins = [&] {
+    std::size_t n = 0;
+    for (const auto& event : own.events) n += event.kind == "begin";
+    return n;
+  };
+  CHECK(begins() == 1);  // the program's own observer still is
+
+  hookset::Unloaded unloaded = host.unload(plugin);
+  CHECK(configure(host) == 0);
+  CHECK(observed_slots.size() == 1);  // no longer told
+  CHECK(begins() == 2);
+  unloaded.wait();
+  CHECK_FALSE(unloaded.resident());
+  CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_OBSERVER));
 }

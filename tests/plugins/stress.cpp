@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -19,6 +20,8 @@ using loader_test::Hooks;
 using Host = hookset::PluginHost<Hooks>;
 
 extern "C" __attribute__((visibility("default"))) void loader_test_park(void*) {}
+extern "C" __attribute__((visibility("default"))) void loader_test_observed(const char*,
+                                                                            std::size_t) {}
 
 namespace {
 

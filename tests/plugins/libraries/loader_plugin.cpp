@@ -6,8 +6,11 @@
 //   4 "coroutine": a coroutine hook on Slow that suspends until the test resumes it
 //   5 "interceptor": an interceptor of Configure adding 1000 to the result
 //   6 "other_abi": an entry point of another hookset binary interface version
+//   7 "observer": an observer of the program's set, and one Configure hook adding 1
 //   (the "other_signature", "hidden" and "unique" builds are v1 built otherwise: CMake)
 #include <coroutine>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -48,6 +51,13 @@ struct [[maybe_unused]] parked {
   void await_resume() const noexcept {}
 };
 
+// Tells the test program of each dispatch it observes.
+struct [[maybe_unused]] reporting_observer : hookset::Observer {
+  void on_dispatch_begin(std::string_view slot, std::uint64_t) override {
+    loader_test_observed(slot.data(), slot.size());
+  }
+};
+
 }  // namespace
 
 #if HOOKSET_TEST_LOADER_PLUGIN == 6
@@ -80,6 +90,9 @@ HOOKSET_PLUGIN(Hooks, registrar) {
     co_await parked{};
     co_return value + 1;
   });
+#elif HOOKSET_TEST_LOADER_PLUGIN == 7
+  registrar.observe(std::make_shared<reporting_observer>());
+  registrar.add<loader_test::Configure>(adder{1});
 #elif HOOKSET_TEST_LOADER_PLUGIN == 5
   registrar.intercept<loader_test::Configure>(
       [](hookset::Next<loader_test::Configure> next, std::string_view key,

@@ -3,6 +3,7 @@
 // HOOKSET_TEST_LOADER_DECLARES_LONG, set by one plugin, declares Configure with a long.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -48,3 +49,5 @@ using Hooks = hookset::HookSet<Configure, CheckTool, Notify, Slow>;
 // Defined by the test program (exported to its plugins): a plugin's coroutine hook hands it the
 // coroutine it suspends, to resume when the test says.
 extern "C" void loader_test_park(void* coroutine_address);
+// Defined by the test program: a plugin's observer reports each dispatch it is told of.
+extern "C" void loader_test_observed(const char* slot, std::size_t length);
