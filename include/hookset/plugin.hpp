@@ -510,9 +510,8 @@ inline std::filesystem::path private_copy(const std::filesystem::path& path) {
 }  // namespace detail
 
 // A plugin's library closed: ready() once it is, resident() if the dynamic linker kept it
-// mapped all the same. Awaitable: `co_await host.unload(plugin)` resumes on the thread that
-// closes the library (the one that lets go of the last list holding its hooks) and yields
-// whether it was unmapped.
+// mapped all the same. Awaitable: `co_await host.unload(plugin)` resumes on the closer thread
+// once it has closed the library, and yields whether it was unmapped.
 class Unloaded {
  public:
   Unloaded() = default;
@@ -565,10 +564,11 @@ class Plugin {
  private:
   template <class>
   friend class PluginHost;
-  Plugin(std::shared_ptr<void> state, std::string path) noexcept
-      : state_(std::move(state)), path_(std::move(path)) {}
+  Plugin(std::shared_ptr<void> state, std::string path, const void* host) noexcept
+      : state_(std::move(state)), path_(std::move(path)), host_(host) {}
   std::shared_ptr<void> state_;
   std::string path_;
+  const void* host_ = nullptr;  // the PluginHost that loaded it
 };
 
 // A program's set with plugins: its own registrations (update) and each loaded plugin's,
@@ -639,7 +639,7 @@ class PluginHost<HookSet<Members...>> {
       }
       plugin->loaded = true;
     }
-    return Plugin(plugin, plugin->path);
+    return Plugin(plugin, plugin->path, this);
   }
 
   // Removes the plugin's registrations (dispatches that start from now on do not see them) and
@@ -701,7 +701,7 @@ class PluginHost<HookSet<Members...>> {
   std::vector<Plugin> plugins() const {
     std::lock_guard lock(mutex_);
     std::vector<Plugin> loaded;
-    for (const auto& plugin : plugins_) loaded.push_back(Plugin(plugin, plugin->path));
+    for (const auto& plugin : plugins_) loaded.push_back(Plugin(plugin, plugin->path, this));
     return loaded;
   }
 
@@ -709,7 +709,11 @@ class PluginHost<HookSet<Members...>> {
   using plugin_type = detail::loaded_plugin<set_type>;
   using staging_type = detail::plugin_staging<set_type>;
 
+  // The plugin a handle names; throws std::invalid_argument for another host's.
   std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {
+    if (handle.state_ && handle.host_ != this)
+      throw std::invalid_argument("hookset::PluginHost: the plugin " + handle.path_ +
+                                  " was loaded by another host");
     return std::static_pointer_cast<plugin_type>(handle.state_);
   }
 

@@ -184,10 +184,16 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # FrozenHookSet::nested (~8).
 # Both changes above on one tree (the merge of the two): hook_set.hpp +21,270 and hookset.hpp
 # +23,780 (measured +21,232 and +23,743).
+# Raised 2026-11-30 (eleventh session, plugins) to hook_set.hpp +21,300 and hookset.hpp +23,820
+# (measured +21,261 and +23,785), no new include: a hook list's anchors (what keeps a plugin's
+# library loaded) and their merge in extend (~15 lines), the friend that reaches a set's lists,
+# the frame pool's cache adopter for the plugin check (~5), and SharedHookSet::publish with
+# what the version keeps alive (~15). <hookset/plugin.hpp> itself is optional, outside
+# <hookset/hookset.hpp>.
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=21270"
-  "hookset/hookset.hpp=23780")
+  "hookset/hook_set.hpp=21300"
+  "hookset/hookset.hpp=23820")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

@@ -9,6 +9,7 @@
 #include <coroutine>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -306,4 +307,15 @@ TEST_CASE("plugins: a plugin's observer is told of dispatches beside the program
   unloaded.wait();
   CHECK_FALSE(unloaded.resident());
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_OBSERVER));
+}
+
+TEST_CASE("plugins: a handle names a plugin of the host that loaded it") {
+  Host first, second;
+  hookset::Plugin plugin = first.load(HOOKSET_TEST_LOADER_V1);
+  CHECK_THROWS_AS(second.unload(plugin), std::invalid_argument);
+  CHECK_THROWS_AS(second.reload(plugin, HOOKSET_TEST_LOADER_V2), std::invalid_argument);
+  CHECK(configure(first) == 8);
+  CHECK(configure(second) == 0);
+  CHECK(second.unload(hookset::Plugin()).ready());  // an empty handle: nothing to unload
+  first.unload(plugin).wait();
 }
