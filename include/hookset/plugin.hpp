@@ -24,8 +24,15 @@
 //  - Every hook list that holds a plugin's registrations keeps its library loaded (an anchor,
 //    released after the list's entries and companions): a dispatch that runs, or is suspended
 //    in, a plugin's hook holds its list, so the library is closed only after the last one ends.
-//    Unload publishes a version built without the plugin; the library goes when the old
-//    versions' lists do. Nothing is counted per call.
+//    Unload publishes a version built without the plugin; when the old versions' lists are gone,
+//    a closer thread closes the library, a grace period later (never the thread that let go of
+//    it, which may be returning through the end of a plugin's coroutine). Nothing is counted
+//    per call.
+//  - A plugin must use the program's hookset objects - hook ids, the timer thread, per-thread
+//    caches, the engine code its registrations name - never copies of its own, which would run
+//    plugin code where the library cannot be closed under it: the program exports its symbols
+//    and the plugin does not hide its own (hookset_plugin_host, hookset_add_plugin), and a load
+//    checks that the dynamic linker bound them so.
 //  - dlclose does not always unmap (a library with STB_GNU_UNIQUE symbols, or a thread_local
 //    with a destructor, stays). After closing, the host asks the dynamic linker whether the
 //    library is still loaded and says so (Unloaded::resident()).
@@ -82,8 +89,8 @@ class PluginError : public std::runtime_error {
 };
 
 // What a plugin's entry point registers through: the add, intercept and configure functions of
-// the set it registers into, recorded under the plugin. (Its ids name registrations of that
-// set; the host removes them all at once when it unloads the plugin.)
+// the set it registers into, and its observers, all recorded under the plugin. (Its ids name
+// registrations of that set; the host removes them all at once when it unloads the plugin.)
 template <class Set>
 class Registrar;
 
@@ -647,26 +654,16 @@ class PluginHost<HookSet<Members...>> {
   // is not loaded returns a ready Unloaded.
   Unloaded unload(const Plugin& handle) {
     auto plugin = state_of(handle);
-    std::shared_ptr<detail::plugin_library> library;
-    std::shared_ptr<detail::unload_state> unloading;
-    std::shared_ptr<const frozen_type> previous;
-    staging_type staging;
+    retired_build old;
     {
       std::lock_guard lock(mutex_);
       if (!plugin || !plugin->loaded) return Unloaded();
-      previous = publish_locked(nullptr, plugin.get(), nullptr);
+      old.version = publish_locked(nullptr, plugin.get(), nullptr);
       std::erase(plugins_, plugin);
       plugin->loaded = false;
-      library = std::move(plugin->library);
-      unloading = std::move(plugin->unloading);
-      staging = std::move(plugin->staging);
+      old.take(*plugin);
     }
-    // Released here, out of the lock: the old version (unless a dispatch holds it), then the
-    // plugin's own lists, then the library (closed now if nothing else holds it).
-    previous.reset();
-    staging = staging_type();
-    library.reset();
-    return Unloaded(std::move(unloading));
+    return old.release();
   }
 
   // Replaces the plugin with the build at `path` (its own path when empty): each dispatch sees
@@ -679,22 +676,17 @@ class PluginHost<HookSet<Members...>> {
     detail::loaded_plugin<set_type> fresh;
     fresh.path = plugin->path;
     open(fresh, build);
-    std::shared_ptr<detail::plugin_library> library;
-    std::shared_ptr<detail::unload_state> unloading;
-    std::shared_ptr<const frozen_type> previous;
-    staging_type staging;
+    retired_build old;
     {
       std::lock_guard lock(mutex_);
       if (!plugin->loaded) throw PluginError(plugin->path, "reload of a plugin not loaded");
-      previous = publish_locked(nullptr, plugin.get(), &fresh);
-      library = std::exchange(plugin->library, std::move(fresh.library));
-      unloading = std::exchange(plugin->unloading, std::move(fresh.unloading));
-      staging = std::exchange(plugin->staging, std::move(fresh.staging));
+      old.version = publish_locked(nullptr, plugin.get(), &fresh);
+      old.take(*plugin);
+      plugin->library = std::move(fresh.library);
+      plugin->unloading = std::move(fresh.unloading);
+      plugin->staging = std::move(fresh.staging);
     }
-    previous.reset();
-    staging = staging_type();
-    library.reset();
-    return Unloaded(std::move(unloading));
+    return old.release();
   }
 
   // The plugins loaded now, in load order (the order their registrations merge in).
@@ -708,6 +700,29 @@ class PluginHost<HookSet<Members...>> {
  private:
   using plugin_type = detail::loaded_plugin<set_type>;
   using staging_type = detail::plugin_staging<set_type>;
+
+  // What an unload or a reload lets go of, taken under the lock and released out of it (the
+  // last reference to a version may run hooks' destructors, user code) in this order: the old
+  // version, unless a dispatch holds it; the plugin's own lists and observers; its library,
+  // handed to the closer once nothing else holds it.
+  struct retired_build {
+    std::shared_ptr<const frozen_type> version;
+    staging_type staging;
+    std::shared_ptr<detail::plugin_library> library;
+    std::shared_ptr<detail::unload_state> unloading;
+
+    void take(plugin_type& plugin) noexcept {
+      staging = std::move(plugin.staging);
+      library = std::move(plugin.library);
+      unloading = std::move(plugin.unloading);
+    }
+    Unloaded release() {
+      version.reset();
+      staging = staging_type();
+      library.reset();
+      return Unloaded(std::move(unloading));
+    }
+  };
 
   // The plugin a handle names; throws std::invalid_argument for another host's.
   std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {
