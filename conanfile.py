@@ -34,7 +34,7 @@ class HooksetConan(ConanFile):
     # coroutines in Asio); the core alone works with Boost >= 1.74.
     options = {"with_asio": [True, False]}
     default_options = {"with_asio": True}
-    exports_sources = "include/*", "LICENSE"
+    exports_sources = "include/*", "cmake/hooksetPlugin.cmake", "LICENSE"
     no_copy_source = True
 
     def set_version(self):
@@ -67,6 +67,9 @@ class HooksetConan(ConanFile):
     def package(self):
         # The license goes to licenses/, where Conan (and ConanCenter's checks) look for it.
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
+        # hookset_add_plugin / hookset_plugin_host, loaded with the CMake package (package_info).
+        copy(self, "hooksetPlugin.cmake", os.path.join(self.source_folder, "cmake"),
+             os.path.join(self.package_folder, "lib", "cmake", "hookset"))
         for pattern in ("*.hpp", "*.ipp"):  # (.ipp: the code of include/hookset/impl/)
             copy(self, pattern, os.path.join(self.source_folder, "include"),
                  os.path.join(self.package_folder, "include"))
@@ -78,3 +81,6 @@ class HooksetConan(ConanFile):
         self.cpp_info.bindirs = []
         self.cpp_info.libdirs = []
         self.cpp_info.requires = ["boost::headers"]
+        self.cpp_info.builddirs = [os.path.join("lib", "cmake", "hookset")]
+        self.cpp_info.set_property("cmake_build_modules",
+                                   [os.path.join("lib", "cmake", "hookset", "hooksetPlugin.cmake")])

@@ -39,7 +39,7 @@ namespace hookset {
 // The version of the binary interface between hookset code built apart (a program and its
 // plugins): the layouts and the meaning of what crosses between them. It changes whenever they
 // change; a library built against another version is refused.
-inline constexpr std::uint32_t abi_version = 1;
+inline constexpr std::uint32_t abi_version = 2;
 
 namespace detail {
 

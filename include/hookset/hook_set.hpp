@@ -304,6 +304,11 @@ struct located_map<Pairs, Slots, true> {
   using type = mp::mp_unique<mp::mp_transform_q<mark_ambiguous<Slots>, Pairs>>;
 };
 
+// Reaches every hook list of a set, nested sets' included (<hookset/plugin.hpp> anchors a
+// plugin's lists to its library).
+template <class Set>
+struct set_lists;
+
 // What a set needs to know of its own slots at run time, to walk them in a loop.
 struct own_slot_info {
   std::string_view name;
@@ -316,6 +321,8 @@ template <class... Members>
 class HookSet {
   template <class...>
   friend class HookSet;
+  template <class>
+  friend struct detail::set_lists;
   using members = boost::mp11::mp_list<Members...>;
   static_assert(detail::validate_hook_set<Members...>());
   // A member that is neither (rejected above) is stored nowhere, so that no second error

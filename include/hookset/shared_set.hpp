@@ -136,6 +136,19 @@ class SharedHookSet {
     std::lock_guard lock(writers_);
     replace_current(std::move(frozen));
   }
+  // Publishes `next` as the current version, which keeps `keep_alive` (what the version refers
+  // to, its observer say) until the version and every dispatch of it are gone.
+  void publish(set_type next, std::shared_ptr<const void> keep_alive) {
+    struct kept_version {
+      std::shared_ptr<const void> kept;  // (first: released after the set)
+      frozen_type frozen;
+    };
+    auto holder = std::make_shared<const kept_version>(
+        kept_version{std::move(keep_alive), frozen_type(std::move(next))});
+    std::shared_ptr<const frozen_type> frozen(holder, &holder->frozen);
+    std::lock_guard lock(writers_);
+    replace_current(std::move(frozen));
+  }
 
   // Applies `edit(set_type&)` to a copy of the current version and publishes the result.
   // Writers take turns, so no edit is lost; if `edit` throws, nothing is published.

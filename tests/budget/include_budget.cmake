@@ -191,10 +191,18 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # clear_history<S>(), replay_history_to, extend_and_replay and the replay in add / add_hooks in
 # hook_set.hpp (~130), the option's traits and its three rules and one diagnostic (~90),
 # FrozenHookSet's and SharedHookSet's history (~25).
+# Raised 2026-11-30 (eleventh session, plugins) to hook_set.hpp +21,300 and hookset.hpp +23,820
+# (measured +21,261 and +23,785), no new include: a hook list's anchors (what keeps a plugin's
+# library loaded) and their merge in extend (~15 lines), the friend that reaches a set's lists,
+# the frame pool's cache adopter for the plugin check (~5), and SharedHookSet::publish with
+# what the version keeps alive (~15). <hookset/plugin.hpp> itself is optional, outside
+# <hookset/hookset.hpp>.
+# Both on one tree (the merge of the two): hook_set.hpp +21,680 and hookset.hpp +24,220
+# (measured +21,639 and +24,185).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=21650"
-  "hookset/hookset.hpp=24180")
+  "hookset/hook_set.hpp=21680"
+  "hookset/hookset.hpp=24220")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})

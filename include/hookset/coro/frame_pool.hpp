@@ -39,6 +39,10 @@ class frame_pool {
   static constexpr std::size_t size_step = 64;
   static constexpr std::size_t max_pooled_size = 2048;
   static constexpr std::size_t max_blocks_per_class = 32;
+  // What registers a thread's cache for its thread exit, as this file's code reaches it: a
+  // plugin host checks that its plugins reach the program's (<hookset/plugin.hpp>).
+  using cache_adopter = bool (*)() noexcept;
+  static cache_adopter thread_cache_adopter() noexcept { return &adopt_cache; }
 
   [[nodiscard]] static void* allocate(std::size_t size) {
     if (size <= max_pooled_size)

@@ -99,6 +99,11 @@ HOOKSET_DECL void apply_named_order(std::vector<hook_entry>& hooks, std::string_
 // companion_role: what copies, merges or compares them loops over the roles. Each keeps a name
 // of its own as well, because the dispatch binds each one, by name, to its typed instance.
 struct configured_companions {
+  // What the list's hooks and companions need alive while the list exists: the shared library
+  // of a plugin whose registrations it holds (<hookset/plugin.hpp>); empty otherwise. First, so
+  // that it goes last, after every entry and companion (whose code the library holds). Copies
+  // of the list, the lists a keyed slot derives from it and lists it extends keep them too.
+  std::vector<std::shared_ptr<const void>> anchors;
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
@@ -115,6 +120,9 @@ struct configured_companions {
   HOOKSET_DECL bool overlaps(const configured_companions& other) const noexcept;
   // Takes each companion `other` configures, replacing this one's of the same role.
   HOOKSET_DECL void take_configured(const configured_companions& other) noexcept;
+  // Keeps alive what `other` keeps alive too (its anchors, once each): a list that takes
+  // `other`'s entries (extend).
+  HOOKSET_DECL void keep_anchors_of(const configured_companions& other);
 
  private:
   using member = std::shared_ptr<const void> configured_companions::*;
