@@ -104,9 +104,26 @@ class Registrar<HookSet<Members...>> {
   Registrar(const Registrar&) = delete;
   Registrar& operator=(const Registrar&) = delete;
 
-  template <class S, class... Args>
-  HookId add(Args&&... args) {
-    return set_.template add<S>(std::forward<Args>(args)...);
+  // add's forms, as HookSet has them (so options may be written in braces).
+  template <class S, class Hook>
+  requires(!detail::is_key_selector<Hook>) HookId add(Hook&& hook, Priority priority = {}) {
+    return set_.template add<S>(std::forward<Hook>(hook), priority);
+  }
+  template <class S, class Hook>
+  requires(!detail::is_key_selector<Hook>) HookId add(Hook&& hook, HookOptions options) {
+    return set_.template add<S>(std::forward<Hook>(hook), std::move(options));
+  }
+  template <class S, class Selector, class Hook>
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        Priority priority = {}) {
+    return set_.template add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
+                                priority);
+  }
+  template <class S, class Selector, class Hook>
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        HookOptions options) {
+    return set_.template add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
+                                std::move(options));
   }
   template <class Object, class... Args>
   std::vector<HookId> add_hooks(Object&& object, Args&&... args) {
@@ -586,7 +603,8 @@ class PluginHost<HookSet<Members...>> {
   using set_type = HookSet<Members...>;
   using frozen_type = FrozenHookSet<Members...>;
 
-  PluginHost() = default;
+  // (Every version is made from own_: they share its history, HookSet::history.)
+  PluginHost() { shared_.publish(own_); }
   explicit PluginHost(set_type own) : own_(std::move(own)) { shared_.publish(own_); }
   PluginHost(const PluginHost&) = delete;
   PluginHost& operator=(const PluginHost&) = delete;
@@ -637,6 +655,7 @@ class PluginHost<HookSet<Members...>> {
     std::shared_ptr<const frozen_type> previous;
     {
       std::lock_guard lock(mutex_);
+      replay_history(*plugin);
       plugins_.push_back(plugin);
       try {
         previous = publish_locked(nullptr, nullptr, nullptr);
@@ -680,6 +699,7 @@ class PluginHost<HookSet<Members...>> {
     {
       std::lock_guard lock(mutex_);
       if (!plugin->loaded) throw PluginError(plugin->path, "reload of a plugin not loaded");
+      replay_history(fresh);
       old.version = publish_locked(nullptr, plugin.get(), &fresh);
       old.take(*plugin);
       plugin->library = std::move(fresh.library);
@@ -723,6 +743,20 @@ class PluginHost<HookSet<Members...>> {
       return Unloaded(std::move(unloading));
     }
   };
+
+  // The calls historic slots kept (Historic<N>), replayed to a plugin's hooks before they are
+  // published: a plugin loaded late still receives what was called before (a call that runs
+  // while the plugin loads may miss its hooks). A hook that throws refuses the build.
+  void replay_history(const plugin_type& plugin) const {
+    try {
+      own_.replay_history_to(plugin.staging.set);
+    } catch (const std::exception& error) {
+      throw PluginError(plugin.path,
+                        std::string("a hook threw when replayed a kept call: ") + error.what());
+    } catch (...) {
+      throw PluginError(plugin.path, "a hook threw when replayed a kept call");
+    }
+  }
 
   // The plugin a handle names; throws std::invalid_argument for another host's.
   std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugins/libraries/loader_slots.hpp"
@@ -70,6 +71,16 @@ extern "C" __attribute__((visibility("default"))) void loader_test_observed(cons
                                                                             std::size_t length) {
   std::lock_guard lock(observed_mutex);
   observed_slots.emplace_back(slot, length);
+}
+
+namespace {
+std::vector<std::pair<std::string, int>> setup_calls;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void loader_test_setup(const char* key,
+                                                                         std::size_t length,
+                                                                         int value) {
+  setup_calls.emplace_back(std::string(key, length), value);
 }
 
 extern "C" __attribute__((visibility("default"))) void loader_test_park(void* coroutine_address) {
@@ -318,4 +329,23 @@ TEST_CASE("plugins: a handle names a plugin of the host that loaded it") {
   CHECK(configure(second) == 0);
   CHECK(second.unload(hookset::Plugin()).ready());  // an empty handle: nothing to unload
   first.unload(plugin).wait();
+}
+
+TEST_CASE("plugins: a plugin loaded late receives the calls a historic slot kept") {
+  using loader_test::Setup;
+  using calls = std::vector<std::pair<std::string, int>>;
+  Host host;
+  hookset::sync_wait(host.call<Setup>("mode", 1));
+  hookset::sync_wait(host.call<Setup>("limit", 2));
+  setup_calls.clear();
+  hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_V1);
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}});  // replayed, oldest first
+  hookset::sync_wait(host.call<Setup>("mode", 3));
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});  // then live
+
+  setup_calls.clear();
+  host.reload(plugin, HOOKSET_TEST_LOADER_V1).wait();  // a new registration: replayed again
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});
+  host.unload(plugin).wait();
+  CHECK(host.current()->history<Setup>().size() == 3);  // the program's history stays
 }

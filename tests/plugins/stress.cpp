@@ -22,6 +22,8 @@ using Host = hookset::PluginHost<Hooks>;
 extern "C" __attribute__((visibility("default"))) void loader_test_park(void*) {}
 extern "C" __attribute__((visibility("default"))) void loader_test_observed(const char*,
                                                                             std::size_t) {}
+extern "C" __attribute__((visibility("default"))) void loader_test_setup(const char*, std::size_t,
+                                                                         int) {}
 
 namespace {
 
@@ -48,15 +50,25 @@ TEST_CASE("plugins: 4 threads dispatch while plugins load, reload and unload") {
       }
     });
 
+  // (Stopped and joined however the loop below ends: a failure is reported, not a terminate.)
+  struct joined {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~joined() {
+      stop = true;
+      for (std::thread& thread : threads) thread.join();
+    }
+  };
   const int total = cycles();
   std::vector<hookset::Unloaded> closing;
-  for (int cycle = 0; cycle != total; ++cycle) {
-    hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_V1);
-    closing.push_back(host.reload(plugin, HOOKSET_TEST_LOADER_V2));
-    closing.push_back(host.unload(plugin));
+  {
+    joined join{stop, dispatchers};
+    for (int cycle = 0; cycle != total; ++cycle) {
+      hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_V1);
+      closing.push_back(host.reload(plugin, HOOKSET_TEST_LOADER_V2));
+      closing.push_back(host.unload(plugin));
+    }
   }
-  stop = true;
-  for (std::thread& dispatcher : dispatchers) dispatcher.join();
 
   for (const hookset::Unloaded& unloaded : closing)
     REQUIRE(unloaded.wait_for(std::chrono::seconds(30)));
