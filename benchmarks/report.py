@@ -80,6 +80,9 @@ SERVICE_TITLES = {
     ("tripwire_trip", "hookset"): "a guard's deny to the work stopped (one-thread io_context)",
     ("tripwire_pass", "hookset"): "tripwire, N allowing guards around work done at once",
     ("tripwire_pass", "sequential"): "the same guards' dispatch, then the same work",
+    ("plugin_reload", "loaded"): "reload of an 8-hook plugin, 2 threads dispatching (build loaded)",
+    ("plugin_reload_cold", "loaded"): "the same, the new build mapped afresh",
+    ("plugin_reload_cold", "idle"): "the same, no dispatch running",
 }
 NAME_RE = re.compile(r"^(?P<scenario>[a-z0-9_]+)/(?P<impl>[a-z0-9_]+)/(?P<n>\d+)"
                      r"(?:/iterations:\d+)?(?:/(?P<clock>real|manual)_time)?"

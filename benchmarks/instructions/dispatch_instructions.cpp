@@ -23,6 +23,9 @@
 #include <vector>
 
 #include <hookset/hookset.hpp>
+#if HOOKSET_BENCH_HAVE_PLUGIN
+#include <hookset/plugin.hpp>
+#endif
 #if HOOKSET_BENCH_HAVE_ASIO
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -421,6 +424,24 @@ void verdict_aggregate(std::int64_t n, std::int64_t k) {
   });
 }
 
+// ---- a plugin's hooks --------------------------------------------------------------------------
+
+#if HOOKSET_BENCH_HAVE_PLUGIN
+// The `fold hookset` rows' hooks registered by a plugin (instructions/fold_plugin.cpp), loaded
+// into a PluginHost; dispatched on its current version, as the other rows dispatch their set.
+long plugin_hooks = 0;
+
+void fold_plugin(std::int64_t n, std::int64_t k) {
+  plugin_hooks = static_cast<long>(n);
+  hookset::PluginHost<hookset::HookSet<AlwaysFold>> host;
+  host.load(HOOKSET_BENCH_FOLD_PLUGIN);
+  const auto version = host.current();
+  repeat(k, [&](std::string_view s) {
+    return hookset::sync_wait(version->template call<AlwaysFold>(s));
+  });
+}
+#endif
+
 // ---- the table of scenarios -------------------------------------------------------------------
 
 struct scenario {
@@ -435,6 +456,9 @@ const scenario scenarios[] = {
     {"fold", "hookset", all_counts,
      [](std::int64_t n, std::int64_t k) { hookset_sync<AlwaysFold>(n, k, fold_hook); }},
     {"fold", "stdfunction", all_counts, fold_stdfunction},
+#if HOOKSET_BENCH_HAVE_PLUGIN
+    {"fold", "plugin", {1, 8}, fold_plugin},
+#endif
     {"fold", "signals2", all_counts, fold_signals2},
 #if HOOKSET_HAVE_SIGCXX
     {"fold", "sigcxx", all_counts, fold_sigcxx},
@@ -490,6 +514,12 @@ const scenario scenarios[] = {
 
 }  // namespace
 }  // namespace hookset_bench
+
+#if HOOKSET_BENCH_HAVE_PLUGIN
+extern "C" __attribute__((visibility("default"))) long hookset_bench_plugin_hooks() {
+  return hookset_bench::plugin_hooks;
+}
+#endif
 
 int main(int argc, char** argv) {
   using namespace hookset_bench;

@@ -21,6 +21,7 @@
 
 #include <hookset/detail/diagnostics.hpp>
 #include <hookset/detail/engine.hpp>
+#include <hookset/detail/history.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/keyed_index.hpp>
@@ -331,6 +332,8 @@ class HookSet {
   using nested_members = boost::mp11::mp_copy_if<members, detail::is_nested_member>;
   using nested_sets = boost::mp11::mp_transform<detail::nested_set_t, nested_members>;
   static constexpr std::size_t own_count = boost::mp11::mp_size<own_slots>::value;
+  // The own slots that keep their calls (Historic<N>): each has a log in history_.
+  using historic_own_slots = boost::mp11::mp_copy_if<own_slots, detail::is_historic_t>;
 
  public:
   // Every slot of this set, nested sets' slots included, in member order: a slot that several
@@ -601,6 +604,64 @@ class HookSet {
     return std::move(*this);
   }
 
+  // ---- history (slots declared with Historic<N>) -----------------------------------------------
+
+  // Historic slot S: the calls the set keeps (its last N), oldest first, each as the tuple of
+  // its arguments (recorded_call_t<S>). Copies of the set, frozen and shared versions share
+  // them; `const` because dispatching records.
+  template <class S>
+  std::vector<recorded_call_t<S>> history() const {
+    if constexpr (!usable_slot<S>()) {
+      return {};
+    } else if constexpr (!detail::is_historic<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_not_historic<S>();
+      return {};
+    } else {
+      return call_log_for<S>().calls();
+    }
+  }
+  // Historic slot S: forgets the calls kept so far, for every copy sharing them (`const`, as
+  // recording is: the history is not one of the set's hooks).
+  template <class S>
+  void clear_history() const {
+    if constexpr (!usable_slot<S>()) {
+    } else if constexpr (!detail::is_historic<S>) {
+      [[maybe_unused]] constexpr bool reported = detail::report_not_historic<S>();
+    } else {
+      call_log_for<S>().clear();
+    }
+  }
+
+  // Replays this set's history, for every historic slot (nested sets' included, in the order
+  // of `slots`), to the hooks of `newcomers` - a staging set a plugin loader registered a
+  // plugin's hooks into - and to no hook of this set: each kept call, oldest first, to every hook
+  // of the slot in `newcomers` in its dispatch order. Changes neither set; an exception from a
+  // hook ends the replay and propagates.
+  void replay_history_to(const HookSet& newcomers) const {
+    namespace mp = boost::mp11;
+    mp::mp_for_each<mp::mp_transform<mp::mp_identity, members>>([&](auto member) {
+      using M = typename decltype(member)::type;
+      if constexpr (detail::is_nested_member<M>::value) {
+        constexpr std::size_t j = mp::mp_find<nested_members, M>::value;
+        std::get<j>(nested_).replay_history_to(std::get<j>(newcomers.nested_));
+      } else if constexpr (detail::is_own_slot<M>::value && detail::is_historic<M>) {
+        replay_own_history<M>(newcomers);
+      }
+    });
+  }
+  // extend(newcomers), then replay_history_to(newcomers): what a plugin loader does with a
+  // plugin's staging set. If the replay throws, the extension is undone (the set is as it was).
+  void extend_and_replay(const HookSet& newcomers) {
+    detail::all_or_nothing<HookSet> transaction(*this);
+    try {
+      extend_members(newcomers);
+      replay_history_to(newcomers);
+    } catch (...) {
+      transaction.roll_back();
+      throw;
+    }
+  }
+
   // An immutable copy of this set (sharing its hooks) that any number of threads may dispatch
   // (<hookset/shared_set.hpp>).
   FrozenHookSet<Members...> freeze() const&;
@@ -680,6 +741,8 @@ class HookSet {
       constexpr bool reported = detail::report_call_arity<S>();  // evaluated now: our error first
       return reported;
     } else {
+      if constexpr (detail::is_historic<S>)
+        call_log_for<S>().record(detail::call_recorder<S>::record(args...));
       return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
                                                   observer_, std::forward<Args>(args)...);
     }
@@ -690,11 +753,70 @@ class HookSet {
   }
 
  private:
+  // Registers, then - for a historic slot - replays the slot's history to the new hook alone.
+  // If the replay throws, the registration is undone.
+  template <class S, class Hook, class Options, class KeySelector = std::nullptr_t>
+  HookId add_with(Hook&& hook, Options&& options, KeySelector key_selector = nullptr) {
+    if constexpr (keeps_history<S>()) {
+      detail::all_or_nothing<HookSet> transaction(*this);
+      try {
+        const HookId id = insert_with<S>(std::forward<Hook>(hook), std::forward<Options>(options),
+                                         std::move(key_selector));
+        if (id) replay_to<S>(storage_for<S>(), id);
+        return id;
+      } catch (...) {
+        transaction.roll_back();
+        throw;
+      }
+    } else {
+      return insert_with<S>(std::forward<Hook>(hook), std::forward<Options>(options),
+                            std::move(key_selector));
+    }
+  }
+
+  // Whether S is a usable slot of this set that keeps its calls (Historic<N>).
+  template <class S>
+  static constexpr bool keeps_history() {
+    if constexpr (usable_slot<S>()) return detail::is_historic<S>;
+    else return false;
+  }
+
+  // The log of historic slot S: this set's, or the nested set's that has S.
+  template <class S>
+  detail::call_log_of<S>& call_log_for() const noexcept {
+    using where = location<S>;
+    if constexpr (std::is_base_of_v<detail::own_list<where::value>, where>)
+      return history_.template log<S>();
+    else return std::get<where::value>(nested_).template call_log_for<S>();
+  }
+
+  // Replays S's history to the registration `id`, just made in `list` (a list of S of this
+  // set: call_log_for<S> is its history).
+  template <class S>
+  void replay_to(const detail::hook_list_owner& list, HookId id) const {
+    std::vector<recorded_call_t<S>> calls = call_log_for<S>().calls();
+    if (calls.empty()) return;
+    std::vector<detail::hook_entry> registration;
+    for (const detail::hook_entry& entry : list.current()->hooks)
+      if (entry.id() == id) registration.push_back(entry);
+    detail::replay<S>(calls, registration);
+  }
+
+  // Replays this set's history of own historic slot S to every hook of S in `newcomers`.
+  template <class S>
+  void replay_own_history(const HookSet& newcomers) const {
+    const detail::hook_list* list =
+        newcomers.lists_[boost::mp11::mp_find<own_slots, S>::value].current();
+    if (list == nullptr || list->hooks.empty()) return;
+    std::vector<recorded_call_t<S>> calls = history_.template log<S>().calls();
+    if (!calls.empty()) detail::replay<S>(calls, std::vector<detail::hook_entry>(list->hooks));
+  }
+
   // Options: Priority or HookOptions. KeySelector: a keyed registration's (make_key_selector),
   // or nullptr - every key of a keyed slot.
   template <class S, class Hook, class Options, class KeySelector = std::nullptr_t>
-  HookId add_with(Hook&& hook, Options&& options,
-                  [[maybe_unused]] KeySelector key_selector = nullptr) {
+  HookId insert_with(Hook&& hook, Options&& options,
+                     [[maybe_unused]] KeySelector key_selector = nullptr) {
     if constexpr (!usable_slot<S>()) {
       return {};
     } else {
@@ -823,7 +945,7 @@ class HookSet {
           nullptr, /*validates=*/false, detail::interceptor_code_for<mp::mp_front<slots>>());
       detail::all_or_nothing<HookSet> transaction(*this);
       try {
-        auto insert = [&]<class S>(detail::hook_list_owner& list) {
+        auto insert = [&]<class S>(detail::hook_list_owner& list, auto& /*set*/) {
           using calls = detail::interceptor_calls<S, target>;
           detail::hook_entry entry = prototype;
           entry.sync = calls::sync();
@@ -875,7 +997,7 @@ class HookSet {
         ids.reserve(mp::mp_size<implemented>::value);
         detail::all_or_nothing<HookSet> transaction(*this);
         try {
-          auto insert = [&]<class S>(detail::hook_list_owner& list) {
+          auto insert = [&]<class S>(detail::hook_list_owner& list, auto& /*set*/) {
             if constexpr (detail::implements_slot<S, target>) {
               using calls = detail::entry_calls<detail::kind_of<S>, target,
                                                 detail::entry_slot_t<target, S>, S>;
@@ -889,6 +1011,19 @@ class HookSet {
             }
           };
           for_each_slot_list(insert);  // (a slot two nested members have: in both)
+          if constexpr (mp::mp_any_of<implemented, detail::is_historic_t>::value) {
+            // Each historic slot's history to the object's registration for it, in slot order,
+            // once every slot has it. (The same walk as insert's: ids are in its order.)
+            std::size_t next = 0;
+            auto replay =
+                [&]<class S>(detail::hook_list_owner& list, [[maybe_unused]] auto& owner) {
+              if constexpr (detail::implements_slot<S, target>) {
+                const HookId id = ids[next++];
+                if constexpr (detail::is_historic<S>) owner.template replay_to<S>(list, id);
+              }
+            };
+            for_each_slot_list(replay);
+          }
         } catch (...) {
           transaction.roll_back();  // also undoes a singleton hook replaced before the throw
           throw;
@@ -929,9 +1064,10 @@ class HookSet {
     std::apply([&](auto&... nested) { (nested.for_each_list(f), ...); }, nested_);
   }
 
-  // Calls f.template operator()<S>(owner) for the hook list owner of every place a slot S of
-  // this set lives, in the order of `slots`: a slot that two nested members have, twice. What
-  // add_hooks and intercept_all register in (storage_for<S> knows one place only).
+  // Calls f.template operator()<S>(owner, set) for the hook list owner of every place a slot S
+  // of this set lives, and the set (this one or a nested one) whose own slot S is there, in the
+  // order of `slots`: a slot that two nested members have, twice. What add_hooks and
+  // intercept_all register in (storage_for<S> knows one place only).
   template <class F>
   void for_each_slot_list(F& f) {
     namespace mp = boost::mp11;
@@ -940,7 +1076,7 @@ class HookSet {
       if constexpr (detail::is_nested_member<M>::value)
         std::get<mp::mp_find<nested_members, M>::value>(nested_).for_each_slot_list(f);
       else if constexpr (detail::is_own_slot<M>::value)
-        f.template operator()<M>(lists_[mp::mp_find<own_slots, M>::value]);
+        f.template operator()<M>(lists_[mp::mp_find<own_slots, M>::value], *this);
     });
   }
 
@@ -985,6 +1121,7 @@ class HookSet {
   std::array<detail::hook_list_owner, own_count> lists_;
   boost::mp11::mp_rename<nested_sets, std::tuple> nested_;
   Observer* observer_ = nullptr;
+  [[no_unique_address]] detail::set_history<historic_own_slots> history_;
 };
 
 }  // namespace hookset

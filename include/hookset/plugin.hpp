@@ -24,13 +24,21 @@
 //  - Every hook list that holds a plugin's registrations keeps its library loaded (an anchor,
 //    released after the list's entries and companions): a dispatch that runs, or is suspended
 //    in, a plugin's hook holds its list, so the library is closed only after the last one ends.
-//    Unload publishes a version built without the plugin; the library goes when the old
-//    versions' lists do. Nothing is counted per call.
+//    Unload publishes a version built without the plugin; when the old versions' lists are gone,
+//    a closer thread closes the library, a grace period later (never the thread that let go of
+//    it, which may be returning through the end of a plugin's coroutine). Nothing is counted
+//    per call.
+//  - A plugin must use the program's hookset objects - hook ids, the timer thread, per-thread
+//    caches, the engine code its registrations name - never copies of its own, which would run
+//    plugin code where the library cannot be closed under it: the program exports its symbols
+//    and the plugin does not hide its own (hookset_plugin_host, hookset_add_plugin), and a load
+//    checks that the dynamic linker bound them so.
 //  - dlclose does not always unmap (a library with STB_GNU_UNIQUE symbols, or a thread_local
 //    with a destructor, stays). After closing, the host asks the dynamic linker whether the
 //    library is still loaded and says so (Unloaded::resident()).
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +46,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -46,6 +55,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -57,6 +67,7 @@
 #include <hookset/fingerprint.hpp>
 #include <hookset/hook_id.hpp>
 #include <hookset/hook_set.hpp>
+#include <hookset/observer.hpp>
 #include <hookset/shared_set.hpp>
 
 namespace hookset {
@@ -78,8 +89,8 @@ class PluginError : public std::runtime_error {
 };
 
 // What a plugin's entry point registers through: the add, intercept and configure functions of
-// the set it registers into, recorded under the plugin. (Its ids name registrations of that
-// set; the host removes them all at once when it unloads the plugin.)
+// the set it registers into, and its observers, all recorded under the plugin. (Its ids name
+// registrations of that set; the host removes them all at once when it unloads the plugin.)
 template <class Set>
 class Registrar;
 
@@ -88,13 +99,31 @@ class Registrar<HookSet<Members...>> {
  public:
   using set_type = HookSet<Members...>;
 
-  explicit Registrar(set_type& set) noexcept : set_(set) {}
+  Registrar(set_type& set, std::vector<std::shared_ptr<Observer>>& observers) noexcept
+      : set_(set), observers_(observers) {}
   Registrar(const Registrar&) = delete;
   Registrar& operator=(const Registrar&) = delete;
 
-  template <class S, class... Args>
-  HookId add(Args&&... args) {
-    return set_.template add<S>(std::forward<Args>(args)...);
+  // add's forms, as HookSet has them (so options may be written in braces).
+  template <class S, class Hook>
+  requires(!detail::is_key_selector<Hook>) HookId add(Hook&& hook, Priority priority = {}) {
+    return set_.template add<S>(std::forward<Hook>(hook), priority);
+  }
+  template <class S, class Hook>
+  requires(!detail::is_key_selector<Hook>) HookId add(Hook&& hook, HookOptions options) {
+    return set_.template add<S>(std::forward<Hook>(hook), std::move(options));
+  }
+  template <class S, class Selector, class Hook>
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        Priority priority = {}) {
+    return set_.template add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
+                                priority);
+  }
+  template <class S, class Selector, class Hook>
+  requires detail::is_key_selector<Selector> HookId add(Selector&& selector, Hook&& hook,
+                                                        HookOptions options) {
+    return set_.template add<S>(std::forward<Selector>(selector), std::forward<Hook>(hook),
+                                std::move(options));
   }
   template <class Object, class... Args>
   std::vector<HookId> add_hooks(Object&& object, Args&&... args) {
@@ -112,11 +141,17 @@ class Registrar<HookSet<Members...>> {
   void configure(Companion&& companion) {
     set_.template configure<S>(std::forward<Companion>(companion));
   }
+  // An observer of the program's set while the plugin is loaded: told of every dispatch and
+  // warning, beside the program's own observer (HookSet::set_observer).
+  void observe(std::shared_ptr<Observer> observer) {
+    if (observer) observers_.push_back(std::move(observer));
+  }
   // The set itself, for the rest (nested<N>(), count<S>()).
   set_type& set() noexcept { return set_; }
 
  private:
   set_type& set_;
+  std::vector<std::shared_ptr<Observer>>& observers_;
 };
 
 namespace detail {
@@ -191,7 +226,8 @@ struct PluginEntry {
   // The plugin's view of hookset's process-wide objects: the program's own when the dynamic
   // linker binds the plugin's hookset objects to the program's (see detail::process_objects).
   detail::process_objects (*process_objects)();
-  // Registers the plugin's hooks in `staging` (its set type's, checked against the manifest).
+  // Registers the plugin's hooks in `staging` (a detail::plugin_staging of its set type,
+  // checked against the manifest).
   void (*register_hooks)(void* staging);
   // The plugin's view of the engine code of each slot of its set (detail::engine_objects_here):
   // `count` entries.
@@ -200,11 +236,71 @@ struct PluginEntry {
 
 namespace detail {
 
+// What a plugin's entry point registers into: a set of its own and its observers.
+template <class Set>
+struct plugin_staging {
+  Set set;
+  std::vector<std::shared_ptr<Observer>> observers;
+};
+
 template <class Set, void (*Register)(Registrar<Set>&)>
 void register_plugin_hooks(void* staging) {
-  Registrar<Set> registrar(*static_cast<Set*>(staging));
+  auto& into = *static_cast<plugin_staging<Set>*>(staging);
+  Registrar<Set> registrar(into.set, into.observers);
   Register(registrar);
 }
+
+// The observer of a version with plugin observers: tells the program's own observer and every
+// plugin's. It holds the plugins' libraries (first: released last), as their observers' code is
+// theirs. Hook events go to those that want them at the time; values to those that ask.
+class observer_fanout final : public Observer {
+ public:
+  observer_fanout(Observer* own, std::vector<std::shared_ptr<const void>> libraries,
+                  std::vector<std::shared_ptr<Observer>> plugins)
+      : libraries_(std::move(libraries)), own_(own), plugins_(std::move(plugins)) {
+    if (own_) all_.push_back(own_);
+    for (const auto& plugin : plugins_) all_.push_back(plugin.get());
+  }
+  void on_warning(std::string_view slot, std::string_view message) override {
+    for (Observer* o : all_) o->on_warning(slot, message);
+  }
+  void on_dispatch_begin(std::string_view slot, std::uint64_t id) override {
+    for (Observer* o : all_) o->on_dispatch_begin(slot, id);
+  }
+  void on_dispatch_end(std::string_view slot, std::uint64_t id, std::size_t hooks_run,
+                       std::exception_ptr error) override {
+    for (Observer* o : all_) o->on_dispatch_end(slot, id, hooks_run, error);
+  }
+  bool wants_hook_events() const noexcept override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) return true;
+    return false;
+  }
+  void on_hook_begin(const HookEvent& event) override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) o->on_hook_begin(event);
+  }
+  void on_hook_end(const HookEvent& event) override {
+    for (Observer* o : all_)
+      if (o->wants_hook_events()) o->on_hook_end(event);
+  }
+  bool wants_values() const noexcept override {
+    for (Observer* o : all_)
+      if (o->wants_values()) return true;
+    return false;
+  }
+  void on_dispatch_result(std::string_view slot, std::uint64_t id, std::string_view value,
+                          std::string_view input) override {
+    for (Observer* o : all_)
+      if (o->wants_values()) o->on_dispatch_result(slot, id, value, input);
+  }
+
+ private:
+  std::vector<std::shared_ptr<const void>> libraries_;
+  Observer* own_;
+  std::vector<std::shared_ptr<Observer>> plugins_;
+  std::vector<Observer*> all_;
+};
 
 template <class Set, void (*Register)(Registrar<Set>&)>
 constexpr PluginEntry plugin_entry_for() noexcept {
@@ -380,6 +476,49 @@ inline bool library_loaded(const std::string& path) {
   return handle != nullptr;
 }
 
+// The file a library was opened from, as the host opened it: a library loaded under a name is
+// the file that was there then, which a new build may since have replaced.
+struct file_identity {
+  std::uintmax_t device = 0, inode = 0, size = 0;
+  std::int64_t modified = 0;
+  friend bool operator==(const file_identity&, const file_identity&) = default;
+};
+inline file_identity identity_of(const std::string& path) {
+  struct ::stat status {};
+  if (::stat(path.c_str(), &status) != 0) return {};
+  return {static_cast<std::uintmax_t>(status.st_dev), static_cast<std::uintmax_t>(status.st_ino),
+          static_cast<std::uintmax_t>(status.st_size),
+          static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1000000000 + status.st_mtim.tv_nsec};
+}
+// What the host opened under each name (the program's: PluginHost's code).
+class opened_files {
+ public:
+  static opened_files& instance() {
+    static opened_files files;
+    return files;
+  }
+  // Whether `path`, loaded under that name, is the file this host opened there last.
+  bool same_file(const std::string& path, const file_identity& now) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, identity] : files_)
+      if (name == path) return identity == now;
+    return false;
+  }
+  void opened(const std::string& path, const file_identity& identity) {
+    std::lock_guard lock(mutex_);
+    for (auto& [name, known] : files_)
+      if (name == path) {
+        known = identity;
+        return;
+      }
+    files_.emplace_back(path, identity);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, file_identity>> files_;
+};
+
 // A private copy of `path` to open: the dynamic linker returns the library already loaded
 // under a name, so a new build at the same path is opened through a copy (removed once open).
 inline std::filesystem::path private_copy(const std::filesystem::path& path) {
@@ -395,9 +534,8 @@ inline std::filesystem::path private_copy(const std::filesystem::path& path) {
 }  // namespace detail
 
 // A plugin's library closed: ready() once it is, resident() if the dynamic linker kept it
-// mapped all the same. Awaitable: `co_await host.unload(plugin)` resumes on the thread that
-// closes the library (the one that lets go of the last list holding its hooks) and yields
-// whether it was unmapped.
+// mapped all the same. Awaitable: `co_await host.unload(plugin)` resumes on the closer thread
+// once it has closed the library, and yields whether it was unmapped.
 class Unloaded {
  public:
   Unloaded() = default;
@@ -434,7 +572,7 @@ struct loaded_plugin {
   // Closed with the last list holding the plugin's hooks; reset at unload.
   std::shared_ptr<plugin_library> library;
   std::shared_ptr<unload_state> unloading;
-  Set staging;  // the plugin's registrations, each list anchored to `library`
+  plugin_staging<Set> staging;  // its registrations (each list anchored to `library`), observers
   bool loaded = false;
 };
 
@@ -450,10 +588,11 @@ class Plugin {
  private:
   template <class>
   friend class PluginHost;
-  Plugin(std::shared_ptr<void> state, std::string path) noexcept
-      : state_(std::move(state)), path_(std::move(path)) {}
+  Plugin(std::shared_ptr<void> state, std::string path, const void* host) noexcept
+      : state_(std::move(state)), path_(std::move(path)), host_(host) {}
   std::shared_ptr<void> state_;
   std::string path_;
+  const void* host_ = nullptr;  // the PluginHost that loaded it
 };
 
 // A program's set with plugins: its own registrations (update) and each loaded plugin's,
@@ -464,7 +603,8 @@ class PluginHost<HookSet<Members...>> {
   using set_type = HookSet<Members...>;
   using frozen_type = FrozenHookSet<Members...>;
 
-  PluginHost() = default;
+  // (Every version is made from own_: they share its history, HookSet::history.)
+  PluginHost() { shared_.publish(own_); }
   explicit PluginHost(set_type own) : own_(std::move(own)) { shared_.publish(own_); }
   PluginHost(const PluginHost&) = delete;
   PluginHost& operator=(const PluginHost&) = delete;
@@ -473,7 +613,7 @@ class PluginHost<HookSet<Members...>> {
   ~PluginHost() {
     for (const auto& plugin : plugins_) {
       plugin->loaded = false;
-      plugin->staging = set_type();
+      plugin->staging = staging_type();
       plugin->library.reset();
     }
   }
@@ -515,6 +655,7 @@ class PluginHost<HookSet<Members...>> {
     std::shared_ptr<const frozen_type> previous;
     {
       std::lock_guard lock(mutex_);
+      replay_history(*plugin);
       plugins_.push_back(plugin);
       try {
         previous = publish_locked(nullptr, nullptr, nullptr);
@@ -524,7 +665,7 @@ class PluginHost<HookSet<Members...>> {
       }
       plugin->loaded = true;
     }
-    return Plugin(plugin, plugin->path);
+    return Plugin(plugin, plugin->path, this);
   }
 
   // Removes the plugin's registrations (dispatches that start from now on do not see them) and
@@ -532,26 +673,16 @@ class PluginHost<HookSet<Members...>> {
   // is not loaded returns a ready Unloaded.
   Unloaded unload(const Plugin& handle) {
     auto plugin = state_of(handle);
-    std::shared_ptr<detail::plugin_library> library;
-    std::shared_ptr<detail::unload_state> unloading;
-    std::shared_ptr<const frozen_type> previous;
-    set_type staging;
+    retired_build old;
     {
       std::lock_guard lock(mutex_);
       if (!plugin || !plugin->loaded) return Unloaded();
-      previous = publish_locked(nullptr, plugin.get(), nullptr);
+      old.version = publish_locked(nullptr, plugin.get(), nullptr);
       std::erase(plugins_, plugin);
       plugin->loaded = false;
-      library = std::move(plugin->library);
-      unloading = std::move(plugin->unloading);
-      staging = std::move(plugin->staging);
+      old.take(*plugin);
     }
-    // Released here, out of the lock: the old version (unless a dispatch holds it), then the
-    // plugin's own lists, then the library (closed now if nothing else holds it).
-    previous.reset();
-    staging = set_type();
-    library.reset();
-    return Unloaded(std::move(unloading));
+    return old.release();
   }
 
   // Replaces the plugin with the build at `path` (its own path when empty): each dispatch sees
@@ -564,36 +695,74 @@ class PluginHost<HookSet<Members...>> {
     detail::loaded_plugin<set_type> fresh;
     fresh.path = plugin->path;
     open(fresh, build);
-    std::shared_ptr<detail::plugin_library> library;
-    std::shared_ptr<detail::unload_state> unloading;
-    std::shared_ptr<const frozen_type> previous;
-    set_type staging;
+    retired_build old;
     {
       std::lock_guard lock(mutex_);
       if (!plugin->loaded) throw PluginError(plugin->path, "reload of a plugin not loaded");
-      previous = publish_locked(nullptr, plugin.get(), &fresh);
-      library = std::exchange(plugin->library, std::move(fresh.library));
-      unloading = std::exchange(plugin->unloading, std::move(fresh.unloading));
-      staging = std::exchange(plugin->staging, std::move(fresh.staging));
+      replay_history(fresh);
+      old.version = publish_locked(nullptr, plugin.get(), &fresh);
+      old.take(*plugin);
+      plugin->library = std::move(fresh.library);
+      plugin->unloading = std::move(fresh.unloading);
+      plugin->staging = std::move(fresh.staging);
     }
-    previous.reset();
-    staging = set_type();
-    library.reset();
-    return Unloaded(std::move(unloading));
+    return old.release();
   }
 
   // The plugins loaded now, in load order (the order their registrations merge in).
   std::vector<Plugin> plugins() const {
     std::lock_guard lock(mutex_);
     std::vector<Plugin> loaded;
-    for (const auto& plugin : plugins_) loaded.push_back(Plugin(plugin, plugin->path));
+    for (const auto& plugin : plugins_) loaded.push_back(Plugin(plugin, plugin->path, this));
     return loaded;
   }
 
  private:
   using plugin_type = detail::loaded_plugin<set_type>;
+  using staging_type = detail::plugin_staging<set_type>;
 
+  // What an unload or a reload lets go of, taken under the lock and released out of it (the
+  // last reference to a version may run hooks' destructors, user code) in this order: the old
+  // version, unless a dispatch holds it; the plugin's own lists and observers; its library,
+  // handed to the closer once nothing else holds it.
+  struct retired_build {
+    std::shared_ptr<const frozen_type> version;
+    staging_type staging;
+    std::shared_ptr<detail::plugin_library> library;
+    std::shared_ptr<detail::unload_state> unloading;
+
+    void take(plugin_type& plugin) noexcept {
+      staging = std::move(plugin.staging);
+      library = std::move(plugin.library);
+      unloading = std::move(plugin.unloading);
+    }
+    Unloaded release() {
+      version.reset();
+      staging = staging_type();
+      library.reset();
+      return Unloaded(std::move(unloading));
+    }
+  };
+
+  // The calls historic slots kept (Historic<N>), replayed to a plugin's hooks before they are
+  // published: a plugin loaded late still receives what was called before (a call that runs
+  // while the plugin loads may miss its hooks). A hook that throws refuses the build.
+  void replay_history(const plugin_type& plugin) const {
+    try {
+      own_.replay_history_to(plugin.staging.set);
+    } catch (const std::exception& error) {
+      throw PluginError(plugin.path,
+                        std::string("a hook threw when replayed a kept call: ") + error.what());
+    } catch (...) {
+      throw PluginError(plugin.path, "a hook threw when replayed a kept call");
+    }
+  }
+
+  // The plugin a handle names; throws std::invalid_argument for another host's.
   std::shared_ptr<plugin_type> state_of(const Plugin& handle) const {
+    if (handle.state_ && handle.host_ != this)
+      throw std::invalid_argument("hookset::PluginHost: the plugin " + handle.path_ +
+                                  " was loaded by another host");
     return std::static_pointer_cast<plugin_type>(handle.state_);
   }
 
@@ -601,8 +770,12 @@ class PluginHost<HookSet<Members...>> {
   // whose lists then hold the library.
   static void open(plugin_type& plugin, const std::filesystem::path& path) {
     const std::string name = path.string();
-    // A library loaded under this name already (an older build): open a copy of the new one.
-    const bool copied = detail::library_loaded(name);
+    // A library loaded under this name already: the dynamic linker would return it. The same
+    // file (the same build loaded again, while the closer has not closed the last) is shared; a
+    // new build written over it since is opened through a copy.
+    const detail::file_identity identity = detail::identity_of(name);
+    const bool copied =
+        detail::library_loaded(name) && !detail::opened_files::instance().same_file(name, identity);
     const std::filesystem::path opened = copied ? detail::private_copy(path) : path;
     void* handle = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (copied) {
@@ -613,6 +786,7 @@ class PluginHost<HookSet<Members...>> {
       const char* why = ::dlerror();
       throw PluginError(name, why ? why : "dlopen failed");
     }
+    if (!copied) detail::opened_files::instance().opened(name, identity);
     auto unloading = std::make_shared<detail::unload_state>();
     auto library = std::make_shared<detail::plugin_library>(handle, opened.string(), unloading);
     using entry_fn = const PluginEntry* (*)();
@@ -643,7 +817,7 @@ class PluginHost<HookSet<Members...>> {
                         "its dispatch code is not the program's: export the program's "
                         "symbols (hookset_plugin_host: CMake ENABLE_EXPORTS, -rdynamic) and "
                         "build the plugin with default visibility (hookset_add_plugin)");
-    set_type staging;  // (declared after `library`: destroyed first if registering throws)
+    staging_type staging;  // (declared after `library`: destroyed first if registering throws)
     try {
       entry->register_hooks(&staging);
     } catch (const std::exception& error) {
@@ -654,7 +828,7 @@ class PluginHost<HookSet<Members...>> {
     }
     library->anchored();  // (from here on, closed by the closer)
     const std::shared_ptr<const void> anchor = library;
-    detail::set_lists<set_type>::each(staging, [&](detail::hook_list_owner& list) {
+    detail::set_lists<set_type>::each(staging.set, [&](detail::hook_list_owner& list) {
       if (list.current())
         list.modify([&](detail::hook_list& edited) { edited.anchors.push_back(anchor); });
     });
@@ -670,12 +844,28 @@ class PluginHost<HookSet<Members...>> {
                                                     const plugin_type* replaced,
                                                     const plugin_type* replacement) {
     set_type next = own ? *own : own_;
-    for (const auto& plugin : plugins_) {
-      if (plugin.get() != replaced) next.extend(plugin->staging);
-      else if (replacement) next.extend(replacement->staging);
+    std::vector<std::shared_ptr<const void>> libraries;
+    std::vector<std::shared_ptr<Observer>> observers;
+    for (const auto& loaded : plugins_) {
+      const plugin_type* plugin = loaded.get() != replaced ? loaded.get() : replacement;
+      if (!plugin) continue;
+      next.extend(plugin->staging.set);
+      if (!plugin->staging.observers.empty()) {
+        libraries.push_back(plugin->library);
+        observers.insert(observers.end(), plugin->staging.observers.begin(),
+                         plugin->staging.observers.end());
+      }
     }
     std::shared_ptr<const frozen_type> previous = shared_.load();
-    shared_.publish(std::move(next));
+    if (observers.empty()) {
+      shared_.publish(std::move(next));
+    } else {
+      // The version holds its observer (and through it the plugins' libraries).
+      auto fanout = std::make_shared<detail::observer_fanout>(next.observer(), std::move(libraries),
+                                                              std::move(observers));
+      next.set_observer(fanout.get());
+      shared_.publish(std::move(next), std::move(fanout));
+    }
     return previous;
   }
 

@@ -63,6 +63,18 @@ class FrozenHookSet {
     return set_.template has_hooks<S>(key);
   }
 
+  // Historic slots (HookSet::history): the history is shared with the set this was frozen
+  // from, and with every copy and version of it.
+  template <class S>
+  std::vector<recorded_call_t<S>> history() const {
+    return set_.template history<S>();
+  }
+  template <class S>
+  void clear_history() const {
+    set_.template clear_history<S>();
+  }
+  void replay_history_to(const set_type& newcomers) const { set_.replay_history_to(newcomers); }
+
   // A mutable copy (sharing the hooks), to change and freeze again.
   set_type thaw() const& { return set_; }
   set_type thaw() && noexcept { return std::move(set_); }
@@ -108,9 +120,32 @@ class SharedHookSet {
     return std::move(dispatch).keeping(std::move(version));
   }
 
+  // Historic slots (HookSet::history): every version shares one history.
+  template <class S>
+  std::vector<recorded_call_t<S>> history() const {
+    return load()->template history<S>();
+  }
+  template <class S>
+  void clear_history() const {
+    load()->template clear_history<S>();
+  }
+
   // Publishes `next` as the current version.
   void publish(set_type next) {
     auto frozen = std::make_shared<const frozen_type>(std::move(next));
+    std::lock_guard lock(writers_);
+    replace_current(std::move(frozen));
+  }
+  // Publishes `next` as the current version, which keeps `keep_alive` (what the version refers
+  // to, its observer say) until the version and every dispatch of it are gone.
+  void publish(set_type next, std::shared_ptr<const void> keep_alive) {
+    struct kept_version {
+      std::shared_ptr<const void> kept;  // (first: released after the set)
+      frozen_type frozen;
+    };
+    auto holder = std::make_shared<const kept_version>(
+        kept_version{std::move(keep_alive), frozen_type(std::move(next))});
+    std::shared_ptr<const frozen_type> frozen(holder, &holder->frozen);
     std::lock_guard lock(writers_);
     replace_current(std::move(frozen));
   }

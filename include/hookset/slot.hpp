@@ -1,6 +1,6 @@
 #pragma once
-// Declaring a slot: hookset::Slot<R(Args...), Mode, Options...>, the modes, the companion and
-// dispatch options, slot_name<S>, and slot_c<S> (a slot as a constexpr value).
+// Declaring a slot: hookset::Slot<R(Args...), Mode, Options...>, the modes, the companion,
+// dispatch and history options, slot_name<S>, and slot_c<S> (a slot as a constexpr value).
 //
 //   struct ValidatePrompt : hookset::Slot<std::optional<std::string>(std::string_view prompt),
 //                                         hookset::Always> {
@@ -54,6 +54,15 @@ struct Concurrent {};
 template <std::size_t N>
 struct MaxConcurrent {
   static_assert(N > 0, "hookset::MaxConcurrent<N>: N must be at least 1");
+  static constexpr std::size_t value = N;
+};
+
+// Slot option: the set remembers the slot's last N calls - a copy of each call's arguments,
+// oldest dropped first - and replays them to every hook registered for the slot later (a plugin
+// loaded after start-up still receives `Configure`). HookSet::history<S>() reads them.
+template <std::size_t N>
+struct Historic {
+  static_assert(N > 0, "hookset::Historic<N>: N must be at least 1");
   static constexpr std::size_t value = N;
 };
 

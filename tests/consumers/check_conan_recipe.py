@@ -239,8 +239,22 @@ def main():
         with open(packaged_license, "rb") as a, open(os.path.join(source_dir, "LICENSE"), "rb") as b:
             same_license = a.read() == b.read()
     check(same_license, "package: licenses/LICENSE is the source tree's LICENSE")
-    others = sorted(d for d in os.listdir(recipe.package_folder) if d not in ("include", "licenses"))
-    check(not others, f"package: nothing but include/ and licenses/ ({others or 'ok'})")
+    # The CMake functions that build plugins (cmake/hooksetPlugin.cmake), a build module.
+    module = os.path.join("lib", "cmake", "hookset", "hooksetPlugin.cmake")
+    packaged_module = os.path.join(recipe.package_folder, module)
+    same_module = False
+    if os.path.isfile(packaged_module):
+        with open(packaged_module, "rb") as a, \
+                open(os.path.join(source_dir, "cmake", "hooksetPlugin.cmake"), "rb") as b:
+            same_module = a.read() == b.read()
+    check(same_module, f"package: {module} is cmake/hooksetPlugin.cmake")
+    packaged_lib = sorted(os.path.relpath(os.path.join(root, f), recipe.package_folder)
+                          for root, _d, files in os.walk(os.path.join(recipe.package_folder, "lib"))
+                          for f in files)
+    check(packaged_lib == [module], f"package: lib/ holds the build module alone ({packaged_lib})")
+    others = sorted(d for d in os.listdir(recipe.package_folder)
+                    if d not in ("include", "licenses", "lib"))
+    check(not others, f"package: nothing but include/, licenses/ and lib/cmake ({others or 'ok'})")
 
     recipe.package_info()
     props = recipe.cpp_info.properties
@@ -250,6 +264,8 @@ def main():
     check(recipe.cpp_info.bindirs == [] and recipe.cpp_info.libdirs == [], "bindirs and libdirs empty")
     check(recipe.cpp_info.includedirs == ["include"], "includedirs is include")
     check(recipe.cpp_info.requires == ["boost::headers"], "cpp_info.requires is boost::headers")
+    check(props.get("cmake_build_modules") == [module],
+          "cmake_build_modules loads hooksetPlugin.cmake (hookset_add_plugin, hookset_plugin_host)")
 
     # 3. test_package.
     calls.clear()

@@ -9,7 +9,9 @@
 #include <coroutine>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugins/libraries/loader_slots.hpp"
@@ -59,6 +61,27 @@ std::string refusal(Host& host, const char* path) {
 }
 
 }  // namespace
+
+namespace {
+std::mutex observed_mutex;
+std::vector<std::string> observed_slots;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void loader_test_observed(const char* slot,
+                                                                            std::size_t length) {
+  std::lock_guard lock(observed_mutex);
+  observed_slots.emplace_back(slot, length);
+}
+
+namespace {
+std::vector<std::pair<std::string, int>> setup_calls;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void loader_test_setup(const char* key,
+                                                                         std::size_t length,
+                                                                         int value) {
+  setup_calls.emplace_back(std::string(key, length), value);
+}
 
 extern "C" __attribute__((visibility("default"))) void loader_test_park(void* coroutine_address) {
   std::lock_guard lock(parked_mutex);
@@ -271,4 +294,58 @@ TEST_CASE("plugins: a dispatch started before an unload runs the plugin's hooks 
   version.reset();
   unloaded.wait();
   CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_V1));
+}
+
+TEST_CASE("plugins: a plugin's observer is told of dispatches beside the program's own") {
+  Host host;
+  test_support::RecordingObserver own;
+  host.update([&](Hooks& set) { set.set_observer(&own); });
+  hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_OBSERVER);
+  observed_slots.clear();
+  CHECK(configure(host) == 1);
+  CHECK(observed_slots == std::vector<std::string>{"Configure"});
+  const auto begins = [&] {
+    std::size_t n = 0;
+    for (const auto& event : own.events) n += event.kind == "begin";
+    return n;
+  };
+  CHECK(begins() == 1);  // the program's own observer still is
+
+  hookset::Unloaded unloaded = host.unload(plugin);
+  CHECK(configure(host) == 0);
+  CHECK(observed_slots.size() == 1);  // no longer told
+  CHECK(begins() == 2);
+  unloaded.wait();
+  CHECK_FALSE(unloaded.resident());
+  CHECK_FALSE(mapped(HOOKSET_TEST_LOADER_OBSERVER));
+}
+
+TEST_CASE("plugins: a handle names a plugin of the host that loaded it") {
+  Host first, second;
+  hookset::Plugin plugin = first.load(HOOKSET_TEST_LOADER_V1);
+  CHECK_THROWS_AS(second.unload(plugin), std::invalid_argument);
+  CHECK_THROWS_AS(second.reload(plugin, HOOKSET_TEST_LOADER_V2), std::invalid_argument);
+  CHECK(configure(first) == 8);
+  CHECK(configure(second) == 0);
+  CHECK(second.unload(hookset::Plugin()).ready());  // an empty handle: nothing to unload
+  first.unload(plugin).wait();
+}
+
+TEST_CASE("plugins: a plugin loaded late receives the calls a historic slot kept") {
+  using loader_test::Setup;
+  using calls = std::vector<std::pair<std::string, int>>;
+  Host host;
+  hookset::sync_wait(host.call<Setup>("mode", 1));
+  hookset::sync_wait(host.call<Setup>("limit", 2));
+  setup_calls.clear();
+  hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_V1);
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}});  // replayed, oldest first
+  hookset::sync_wait(host.call<Setup>("mode", 3));
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});  // then live
+
+  setup_calls.clear();
+  host.reload(plugin, HOOKSET_TEST_LOADER_V1).wait();  // a new registration: replayed again
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});
+  host.unload(plugin).wait();
+  CHECK(host.current()->history<Setup>().size() == 3);  // the program's history stays
 }

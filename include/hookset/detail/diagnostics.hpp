@@ -110,12 +110,18 @@ struct option_verdicts {
   static constexpr bool one_mode =
       count<is_mode> == 1 ||
       (count<is_mode> == 2 && opts::is_pipeline && mp::mp_contains<options, Fallback>::value);
-  static constexpr bool companions_once = count<is_chain> <= 1 && count<is_aggregate> <= 1 &&
-                                          count<is_finalize> <= 1 && count<is_output> <= 1 &&
-                                          count<is_concurrency> <= 1;
+  static constexpr bool companions_once =
+      count<is_chain> <= 1 && count<is_aggregate> <= 1 && count<is_finalize> <= 1 &&
+      count<is_output> <= 1 && count<is_concurrency> <= 1 && count<is_historic_option> <= 1;
   // (MaxConcurrent<0>'s own static_assert fires only if something instantiates the class, which
   // naming it among a slot's options never does: checked here, with the slot named.)
   static constexpr bool concurrency_positive = !mp::mp_contains<options, MaxConcurrent<0>>::value;
+  static constexpr bool history_positive = !mp::mp_contains<options, Historic<0>>::value;
+  // A historic slot keeps a copy of each call's arguments, to replay them later.
+  template <class P>
+  using recorded_keepable = is_keepable<recorded_t<P>>;
+  static constexpr bool history_copyable =
+      count<is_historic_option> == 0 || mp::mp_all_of<params, recorded_keepable>::value;
   static constexpr bool aggregate_or_finalize =
       !(count<is_aggregate> == 1 && count<is_finalize> == 1);
   static constexpr bool output_produced =
@@ -164,7 +170,8 @@ struct option_verdicts {
   static constexpr bool all = result_is_value && known_options && one_mode && singleton_alone &&
                               void_alone && companions_once && concurrency_positive &&
                               aggregate_or_finalize && output_produced && concurrency_fits &&
-                              pipeline_fits && pipeline_pass_through_read_only && keyed_has_key;
+                              pipeline_fits && pipeline_pass_through_read_only && keyed_has_key &&
+                              history_positive && history_copyable;
 };
 
 template <class Slot>
@@ -190,7 +197,8 @@ struct slot_rules {
                     "hookset::Fallback, hookset::Singleton, hookset::Pipeline), the companions "
                     "hookset::Chain<C>, hookset::Aggregate<A>, hookset::Finalize<F>, "
                     "hookset::Output<T>, hookset::Concurrent or hookset::MaxConcurrent<N>, "
-                    "hookset::Terminals<...> (Pipeline slots) and hookset::Keyed");
+                    "hookset::Terminals<...> (Pipeline slots), hookset::Keyed and "
+                    "hookset::Historic<N>");
     }
   };
   struct one_mode {
@@ -206,8 +214,8 @@ struct slot_rules {
     static constexpr bool holds = verdicts::companions_once;
     static constexpr void report() {
       static_assert(holds,
-                    "hookset: each companion option (and Concurrent / MaxConcurrent) may be given "
-                    "once per slot");
+                    "hookset: each companion option (and Concurrent / MaxConcurrent, Historic) may "
+                    "be given once per slot");
     }
   };
   struct concurrency_positive {
@@ -278,6 +286,33 @@ struct slot_rules {
       static_assert(holds,
                     "hookset: a Keyed slot takes its key as its last parameter: declare at least "
                     "one parameter (and give hookset::Keyed once)");
+    }
+  };
+  struct history_positive {
+    static constexpr bool holds = verdicts::history_positive;
+    static constexpr void report() {
+      static_assert(holds,
+                    "hookset: Historic<N> needs N >= 1: the number of calls the set keeps to "
+                    "replay to hooks registered later (a slot that keeps none leaves the option "
+                    "out)");
+    }
+  };
+  struct history_copyable {
+    static constexpr bool holds = verdicts::history_copyable;
+    // Names the first parameter type that cannot be kept (in the compiler's context lines).
+    template <class Uncopyable>
+    static constexpr void report_for() {
+      static_assert(is_keepable<Uncopyable>::value,
+                    "hookset: a Historic slot keeps a copy of each call's arguments to replay them "
+                    "to hooks registered later, so every parameter's value type (the parameter "
+                    "decayed; a std::string_view is kept as a std::string) must be "
+                    "copy-constructible and assignable, and Uncopyable is not: take it as "
+                    "something copyable (a std::shared_ptr instead of a std::unique_ptr), or drop "
+                    "hookset::Historic");
+    }
+    static constexpr void report() {
+      using kept = mp::mp_transform<recorded_t, typename Slot::parameter_types>;
+      report_for<mp::mp_front<mp::mp_remove_if<kept, is_keepable>>>();
     }
   };
   template <class Key>
@@ -431,7 +466,8 @@ struct slot_rules {
   using option_rules =
       mp::mp_list<result_is_value, known_options, one_mode, singleton_alone, void_alone,
                   companions_once, concurrency_positive, aggregate_or_finalize, output_produced,
-                  concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key>;
+                  concurrency_fits, pipeline_fits, pipeline_pass_through_read_only, keyed_has_key,
+                  history_positive, history_copyable>;
   // Then the rules that call the user's code (the key's std::hash and ==, default_impl, the
   // companions), stage by stage as a recursion would; within a stage, a broken rule leaves the
   // others' calls harmless (no default_impl to call; the built-in chains are constrained; a
@@ -822,6 +858,13 @@ constexpr bool report_not_keyed() {
   static_assert(sizeof(Slot) == 0,
                 "hookset: keys<Slot>() and has_hooks<Slot>(key) are for Keyed slots: add "
                 "hookset::Keyed to the slot's options");
+  return false;
+}
+template <class Slot>
+constexpr bool report_not_historic() {
+  static_assert(sizeof(Slot) == 0,
+                "hookset: history<Slot>() and clear_history<Slot>() are for Historic slots: add "
+                "hookset::Historic<N> to the slot's options to have the set keep its last N calls");
   return false;
 }
 template <class Slot>

@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -76,12 +77,17 @@ template <std::size_t N>
 struct concurrency_of<MaxConcurrent<N>> : std::integral_constant<std::size_t, N> {};
 
 template <class O>
+struct is_historic_option : std::false_type {};
+template <std::size_t N>
+struct is_historic_option<Historic<N>> : std::true_type {};
+
+template <class O>
 using is_companion = mp::mp_bool<is_chain<O>::value || is_aggregate<O>::value ||
                                  is_finalize<O>::value || is_output<O>::value>;
 template <class O>
 using is_known_option =
     mp::mp_bool<is_mode<O>::value || is_companion<O>::value || is_concurrency<O>::value ||
-                is_terminals<O>::value || std::is_same_v<O, Keyed>>;
+                is_terminals<O>::value || std::is_same_v<O, Keyed> || is_historic_option<O>::value>;
 
 template <class Options, template <class> class P>
 inline constexpr std::size_t option_count = mp::mp_count_if<Options, P>::value;
@@ -237,6 +243,39 @@ struct slot_options {
 
 template <class S>
 using kind_of = typename slot_options<S>::kind;
+
+// ---------------------------------------------------------------------------------------------
+// Historic slots (Historic<N>): not part of the kind - a historic slot dispatches as any other
+// slot of its signature and options; HookSet::call records the call before it dispatches.
+
+template <class S>
+inline constexpr bool is_historic = option_count<typename S::option_types, is_historic_option> != 0;
+template <class S>
+using is_historic_t = mp::mp_bool<is_historic<S>>;
+// How many calls a historic slot keeps (0: it keeps none).
+template <class S>
+inline constexpr std::size_t history_capacity = [] {
+  using given = mp::mp_copy_if<typename S::option_types, is_historic_option>;
+  if constexpr (mp::mp_empty<given>::value) return std::size_t{0};
+  else return mp::mp_front<given>::value;
+}();
+
+// What a historic slot records of an argument: the parameter's value type (decayed), except
+// that a std::string_view is recorded as a std::string - a view would outlive what it views.
+template <class P>
+struct recorded {
+  using type = std::decay_t<P>;
+};
+template <class Char, class Traits>
+struct recorded<std::basic_string_view<Char, Traits>> {
+  using type = std::basic_string<Char, Traits>;
+};
+template <class P>
+using recorded_t = typename recorded<std::decay_t<P>>::type;
+// Whether a kept value can be kept: copied into the log and out of it, and assigned over the
+// oldest one when the log is full.
+template <class T>
+using is_keepable = mp::mp_bool<std::is_copy_constructible_v<T> && std::is_move_assignable_v<T>>;
 
 // ---------------------------------------------------------------------------------------------
 // What a slot contributes at run time

@@ -3,7 +3,6 @@
 // registration. Not templates, the same for every slot: compiled once with
 // HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -46,9 +45,11 @@ HOOKSET_DECL void configured_companions::take_configured(
 }
 
 HOOKSET_DECL void configured_companions::keep_anchors_of(const configured_companions& other) {
-  for (const std::shared_ptr<const void>& anchor : other.anchors)
-    if (std::find(anchors.begin(), anchors.end(), anchor) == anchors.end())
-      anchors.push_back(anchor);
+  for (const std::shared_ptr<const void>& anchor : other.anchors) {
+    bool kept = false;  // (a loop, not std::find: <algorithm> would weigh on every file)
+    for (const std::shared_ptr<const void>& mine : anchors) kept = kept || mine == anchor;
+    if (!kept) anchors.push_back(anchor);
+  }
 }
 
 HOOKSET_DECL hook_list::hook_list(const hook_list& other)

@@ -3,6 +3,7 @@
 // HOOKSET_TEST_LOADER_DECLARES_LONG, set by one plugin, declares Configure with a long.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -41,10 +42,20 @@ struct Slow : hookset::Slot<int(int value), hookset::Always> {
   static int default_impl(int) { return 0; }
 };
 
-using Hooks = hookset::HookSet<Configure, CheckTool, Notify, Slow>;
+// Keeps its last 4 calls: a plugin loaded later receives them (Historic).
+struct Setup
+    : hookset::Slot<void(std::string_view key, int value), hookset::Always, hookset::Historic<4>> {
+  static void default_impl(std::string_view, int) {}
+};
+
+using Hooks = hookset::HookSet<Configure, CheckTool, Notify, Slow, Setup>;
 
 }  // namespace loader_test
 
 // Defined by the test program (exported to its plugins): a plugin's coroutine hook hands it the
 // coroutine it suspends, to resume when the test says.
 extern "C" void loader_test_park(void* coroutine_address);
+// Defined by the test program: a plugin's observer reports each dispatch it is told of.
+extern "C" void loader_test_observed(const char* slot, std::size_t length);
+// Defined by the test program: a plugin's Setup hook reports each call it receives.
+extern "C" void loader_test_setup(const char* key, std::size_t length, int value);
