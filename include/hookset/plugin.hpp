@@ -322,11 +322,12 @@ class unload_state {
  public:
   // The awaiting coroutines are resumed first, then the waiting threads woken: when wait()
   // returns, every awaiter has run up to its next suspension.
-  void finish(bool resident) {
+  void finish(bool resident, bool in_service) {
     std::vector<std::coroutine_handle<>> resume;
     {
       std::lock_guard lock(mutex_);
       resident_ = resident;
+      in_service_ = in_service;
       finishing_ = true;
       resume.swap(waiting_);
     }
@@ -344,6 +345,10 @@ class unload_state {
   bool resident() const {
     std::lock_guard lock(mutex_);
     return resident_;
+  }
+  bool in_service() const {
+    std::lock_guard lock(mutex_);
+    return in_service_;
   }
   void wait() const {
     std::unique_lock lock(mutex_);
@@ -368,7 +373,42 @@ class unload_state {
   bool finishing_ = false;  // resident_ is known
   bool done_ = false;
   bool resident_ = false;
+  bool in_service_ = false;
   std::vector<std::coroutine_handle<>> waiting_;
+};
+
+// How many plugin loads hold each library the host opened (the same build loaded again shares
+// the library: the dynamic linker counts the opens, this says whose they are).
+class open_libraries {
+ public:
+  static open_libraries& instance() {
+    static open_libraries libraries;
+    return libraries;
+  }
+  void open(void* handle) {
+    std::lock_guard lock(mutex_);
+    for (auto& [library, loads] : loads_)
+      if (library == handle) {
+        ++loads;
+        return;
+      }
+    loads_.emplace_back(handle, 1);
+  }
+  // One load of `handle` closes: whether another still holds it.
+  bool close(void* handle) {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i != loads_.size(); ++i)
+      if (loads_[i].first == handle) {
+        if (--loads_[i].second != 0) return true;
+        loads_.erase(loads_.begin() + static_cast<std::ptrdiff_t>(i));
+        return false;
+      }
+    return false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<void*, std::size_t>> loads_;
 };
 
 // How long the closer waits after the last list holding a plugin's registrations went before it
@@ -430,12 +470,14 @@ class library_closer {
 
  public:
   static void close_now(void* handle, const std::string& opened_as, unload_state& state) {
+    // Still loaded after this: in service for a later load of the same build (a reload that
+    // shares it), or kept by the dynamic linker (STB_GNU_UNIQUE symbols, a thread_local's
+    // destructor) or by another dlopen of the program's - resident.
+    const bool in_service = open_libraries::instance().close(handle);
     ::dlclose(handle);
-    // Still loaded: another reference (the program opened it too), or the dynamic linker would
-    // not unmap it (STB_GNU_UNIQUE symbols, a thread_local's destructor).
     void* again = ::dlopen(opened_as.c_str(), RTLD_LAZY | RTLD_NOLOAD);
     if (again) ::dlclose(again);
-    state.finish(again != nullptr);
+    state.finish(again != nullptr && !in_service, again != nullptr && in_service);
   }
 
  private:
@@ -451,7 +493,9 @@ class library_closer {
 class plugin_library {
  public:
   plugin_library(void* handle, std::string opened_as, std::shared_ptr<unload_state> state)
-      : handle_(handle), opened_as_(std::move(opened_as)), state_(std::move(state)) {}
+      : handle_(handle), opened_as_(std::move(opened_as)), state_(std::move(state)) {
+    open_libraries::instance().open(handle_);
+  }
   plugin_library(const plugin_library&) = delete;
   plugin_library& operator=(const plugin_library&) = delete;
   ~plugin_library() {
@@ -550,8 +594,12 @@ class Unloaded {
   bool wait_for(std::chrono::duration<Rep, Period> limit) const {
     return !state_ || state_->wait_for(limit);
   }
-  // After ready(): whether the library is still mapped although the plugin closed it.
+  // After ready(): whether the library is still mapped although the plugin closed it and no
+  // other load of the host holds it (the dynamic linker kept it, or the program opened it too).
   bool resident() const { return state_ && state_->resident(); }
+  // After ready(): whether the library stays because a later load of the same build holds it
+  // (a reload from an unchanged file shares the library): in service, not resident.
+  bool in_service() const { return state_ && state_->in_service(); }
 
   bool await_ready() const { return ready(); }
   bool await_suspend(std::coroutine_handle<> waiter) { return state_->suspend(waiter); }

@@ -344,8 +344,12 @@ TEST_CASE("plugins: a plugin loaded late receives the calls a historic slot kept
   CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});  // then live
 
   setup_calls.clear();
-  host.reload(plugin, HOOKSET_TEST_LOADER_V1).wait();  // a new registration: replayed again
-  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});
+  hookset::Unloaded old = host.reload(plugin, HOOKSET_TEST_LOADER_V1);  // the same build again
+  CHECK(setup_calls == calls{{"mode", 1}, {"limit", 2}, {"mode", 3}});  // new hooks: replayed
+  old.wait();
+  CHECK(old.in_service());  // the library stays, for the load that replaced it: not resident
+  CHECK_FALSE(old.resident());
+  CHECK(mapped(HOOKSET_TEST_LOADER_V1));
   host.unload(plugin).wait();
   CHECK(host.current()->history<Setup>().size() == 3);  // the program's history stays
 }
