@@ -878,7 +878,7 @@ class PluginHost<HookSet<Members...>> {
     const std::shared_ptr<const void> anchor = library;
     detail::set_lists<set_type>::each(staging.set, [&](detail::hook_list_owner& list) {
       if (list.current())
-        list.modify([&](detail::hook_list& edited) { edited.anchors.push_back(anchor); });
+        list.modify([&](detail::hook_list& edited) { edited.keep_alive(anchor); });
     });
     plugin.library = std::move(library);
     plugin.unloading = std::move(unloading);

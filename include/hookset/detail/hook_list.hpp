@@ -102,8 +102,10 @@ struct configured_companions {
   // What the list's hooks and companions need alive while the list exists: the shared library
   // of a plugin whose registrations it holds (<hookset/plugin.hpp>); empty otherwise. First, so
   // that it goes last, after every entry and companion (whose code the library holds). Copies
-  // of the list, the lists a keyed slot derives from it and lists it extends keep them too.
-  std::vector<std::shared_ptr<const void>> anchors;
+  // of the list, the lists a keyed slot derives from it and lists it extends keep it too. One
+  // pointer (several plugins' libraries: a pair of anchors, keep_alive): a list made for one
+  // dispatch (a keyed slot's filtered list) copies it for the price of a null pointer.
+  std::shared_ptr<const void> anchor;
   std::shared_ptr<const void> chain;
   std::shared_ptr<const void> aggregate;
   std::shared_ptr<const void> finalize;
@@ -120,9 +122,9 @@ struct configured_companions {
   HOOKSET_DECL bool overlaps(const configured_companions& other) const noexcept;
   // Takes each companion `other` configures, replacing this one's of the same role.
   HOOKSET_DECL void take_configured(const configured_companions& other) noexcept;
-  // Keeps alive what `other` keeps alive too (its anchors, once each): a list that takes
-  // `other`'s entries (extend).
-  HOOKSET_DECL void keep_anchors_of(const configured_companions& other);
+  // Keeps `more` alive too, with what the list keeps already: a list that takes another's
+  // entries (extend), or a plugin's registrations.
+  HOOKSET_DECL void keep_alive(const std::shared_ptr<const void>& more);
 
  private:
   using member = std::shared_ptr<const void> configured_companions::*;

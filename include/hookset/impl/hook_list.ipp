@@ -44,12 +44,16 @@ HOOKSET_DECL void configured_companions::take_configured(
     if (other[companion_role(role)]) (*this)[companion_role(role)] = other[companion_role(role)];
 }
 
-HOOKSET_DECL void configured_companions::keep_anchors_of(const configured_companions& other) {
-  for (const std::shared_ptr<const void>& anchor : other.anchors) {
-    bool kept = false;  // (a loop, not std::find: <algorithm> would weigh on every file)
-    for (const std::shared_ptr<const void>& mine : anchors) kept = kept || mine == anchor;
-    if (!kept) anchors.push_back(anchor);
+HOOKSET_DECL void configured_companions::keep_alive(const std::shared_ptr<const void>& more) {
+  if (!more || more == anchor) return;
+  if (!anchor) {
+    anchor = more;
+    return;
   }
+  struct both {
+    std::shared_ptr<const void> first, second;
+  };
+  anchor = std::make_shared<const both>(both{anchor, more});
 }
 
 HOOKSET_DECL hook_list::hook_list(const hook_list& other)
@@ -382,7 +386,7 @@ HOOKSET_NOINLINE HOOKSET_DECL void extend_list(hook_list_owner& mine, const hook
   if (const hook_list* current = mine.current()) replaces_companion = current->overlaps(*source);
   mine.modify([&](hook_list& list) {
     // (First: if a later step throws, the worst left behind is an anchor kept too long.)
-    list.keep_anchors_of(*source);
+    list.keep_alive(source->anchor);
     if (singleton) {
       if (!source->hooks.empty()) {
         list.hooks = source->hooks;
