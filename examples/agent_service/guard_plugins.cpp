@@ -205,6 +205,7 @@ void GuardPlugins::sweep_locked() const {
     if (!unloaded.ready()) return false;
     ++closed_;
     if (unloaded.resident()) ++resident_;
+    if (unloaded.in_service()) ++in_service_;
     return true;
   });
 }
@@ -218,5 +219,8 @@ json::object GuardPlugins::describe_locked() const {
           {"reloads", reloads_},
           {"refused", refused_},
           {"old_builds",
-           {{"open", closing_.size()}, {"closed", closed_}, {"still_mapped", resident_}}}};
+           {{"open", closing_.size()},
+            {"closed", closed_},
+            {"in_service", in_service_},
+            {"still_mapped", resident_}}}};
 }

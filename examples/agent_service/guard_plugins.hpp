@@ -78,7 +78,8 @@ class GuardPlugins {
   std::map<std::string, Entry, std::less<>> plugins_;
   mutable std::vector<hookset::Unloaded> closing_;  // old builds not closed yet
   mutable std::uint64_t closed_ = 0;
-  mutable std::uint64_t resident_ = 0;  // closed, but the dynamic linker kept them mapped
+  mutable std::uint64_t resident_ = 0;    // closed, but the dynamic linker kept them mapped
+  mutable std::uint64_t in_service_ = 0;  // closed, their library in service for the same build
   std::uint64_t reloads_ = 0;
   std::uint64_t refused_ = 0;
 };

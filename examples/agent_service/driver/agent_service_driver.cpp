@@ -1367,7 +1367,8 @@ void check_plugin_reload(unsigned short port) {
         seen.first_failure);
   check(seen.by_v1 > 0 && seen.by_v2 > 0, "calls during the reloads: judged by both builds");
 
-  // The old builds: closed once the calls that ran them ended, and unmapped.
+  // The old builds: closed once the calls that ran them ended, and unmapped - or, a build loaded
+  // again before its last load was closed, its library in service for the new load.
   json::value old;
   for (int attempt = 0; attempt < 200; ++attempt, std::this_thread::sleep_for(10ms)) {
     old = client.send(http::verb::get, "/metrics").body;
@@ -1378,7 +1379,7 @@ void check_plugin_reload(unsigned short port) {
             number_at(old, {"plugins", "old_builds", "still_mapped"}) == 0 &&
             number_at(old, {"plugins", "reloads"}) == swaps &&
             build_in_service(old.at("plugins"), "url_reputation") == "v1",
-        "after the reloads: every old build closed and unmapped, v1 in service",
+        "after the reloads: every old build closed (unmapped, or in service again), v1 in service",
         serialize(old.at("plugins")));
 }
 
