@@ -88,7 +88,7 @@ extern "C" __attribute__((visibility("default"))) void loader_test_park(void* co
   parked_coroutines.push_back(coroutine_address);
 }
 
-TEST_CASE("plugins: a loaded plugin's hooks, guard and keyed hook run; unloading closes it") {
+TEST_CASE("plugins: a loaded plugin's hooks, guard and keyed hook run, and unloading closes it") {
   Host host;
   CHECK(configure(host) == 0);
   hookset::Plugin plugin = host.load(HOOKSET_TEST_LOADER_V1);
