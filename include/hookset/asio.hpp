@@ -61,6 +61,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/holders.hpp>
 
 #if BOOST_VERSION == 108100
 namespace boost::asio::detail {
@@ -505,7 +506,7 @@ struct initiate_call {
     {
       // A dispatch that cannot suspend and has nothing to cancel runs here, without the
       // operation's frame and context; its synchronous hooks still find the executor.
-      std::remove_cvref_t<Dispatch> op(std::move(dispatch));
+      auto op = hookset::detail::started_dispatch(std::move(dispatch));
       bool completed;
       {
         executor_binding binding(executor);

@@ -743,8 +743,8 @@ class HookSet {
     } else {
       if constexpr (detail::is_historic<S>)
         call_log_for<S>().record(detail::call_recorder<S>::record(args...));
-      return detail::dispatch<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
-                                                  observer_, std::forward<Args>(args)...);
+      return detail::dispatch_call<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
+                                                       observer_, std::forward<Args>(args)...);
     }
   }
   template <class S, class... Args>

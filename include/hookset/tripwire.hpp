@@ -43,6 +43,7 @@
 #include <hookset/coro/task.hpp>
 #include <hookset/detail/call_traits.hpp>
 #include <hookset/detail/dispatch/context.hpp>
+#include <hookset/detail/dispatch/holders.hpp>
 #include <hookset/errors.hpp>
 #include <hookset/guard.hpp>
 
@@ -389,11 +390,13 @@ class Tripwire {
 
 // tripwire(set.call<S>(args...)): S must be a verdict slot (an Aggregate<JoinVerdicts<D, L>>).
 template <class GuardDispatch>
-Tripwire<std::remove_cvref_t<GuardDispatch>> tripwire(GuardDispatch&& guards) {
+auto tripwire(GuardDispatch&& guards) {
   static_assert(detail::verdict_dispatch<std::remove_cvref_t<GuardDispatch>>,
                 "hookset: a tripwire's guards are a verdict slot's dispatch "
                 "(Aggregate<JoinVerdicts<D, L>>, as VerdictSlot declares)");
-  return Tripwire<std::remove_cvref_t<GuardDispatch>>(std::forward<GuardDispatch>(guards));
+  // (It holds the engine's awaitable, made from the dispatch: detail/dispatch/call.hpp.)
+  using started = detail::started_dispatch_t<GuardDispatch>;
+  return Tripwire<started>(detail::started_dispatch(std::forward<GuardDispatch>(guards)));
 }
 
 }  // namespace hookset

@@ -170,6 +170,10 @@ template <class A>
 requires detail::Awaitable<A> HOOKSET_ALWAYS_INLINE detail::sync_wait_result_t<A> sync_wait(
     A&& awaitable) {
   using result_type = detail::sync_wait_result_t<A>;
+  // What set.call<S>(...) returns runs itself (detail/dispatch/call.hpp): the same steps, its
+  // state made only when it has hooks or watchers.
+  if constexpr (requires { std::move(awaitable).run_to_completion(); })
+    return std::move(awaitable).run_to_completion();
   auto&& awaiter = detail::get_awaiter(std::forward<A>(awaitable));
   if (awaiter.await_ready()) return awaiter.await_resume();
   // (A dispatch waits through the code its suspension left: a file whose dispatches cannot

@@ -150,6 +150,24 @@ struct in_context_awaiter : awaiter_ref<Awaiter> {
   }
 };
 
+// The same for such an awaiter that an operator co_await made (what set.call<S>(...) returns
+// makes the dispatch's awaiter so): held here, made in place.
+template <class Awaiter>
+struct in_context_owned_awaiter {
+  Awaiter awaiter;
+  const await_context* context;
+
+  bool await_ready() {
+    await_context_scope scope(context);
+    return awaiter.await_ready();
+  }
+  template <class Promise>
+  decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
+    return awaiter.await_suspend(awaiting);
+  }
+  decltype(auto) await_resume() { return awaiter.await_resume(); }
+};
+
 // Whether `a` looks like an awaiter at all: what does not is left for the language to reject.
 template <class Awaiter>
 concept has_await_ready = requires(Awaiter& a) {
@@ -170,7 +188,9 @@ class task_promise_base : public pooled_frame, public await_context_carrier {
     if constexpr (runs_code_in_await_ready<std::remove_cvref_t<A>>) {
       return in_context_awaiter<std::remove_reference_t<A>>{{std::addressof(awaitable)}, context_};
     } else if constexpr (!std::is_reference_v<awaiter>) {
-      return get_awaiter(std::forward<A>(awaitable));
+      if constexpr (runs_code_in_await_ready<awaiter>)
+        return in_context_owned_awaiter<awaiter>{get_awaiter(std::forward<A>(awaitable)), context_};
+      else return get_awaiter(std::forward<A>(awaitable));
     } else if constexpr (has_await_ready<awaiter>) {
       auto&& referred = get_awaiter(std::forward<A>(awaitable));
       return awaiter_ref<std::remove_reference_t<awaiter>>{std::addressof(referred)};

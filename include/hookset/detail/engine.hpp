@@ -2,6 +2,7 @@
 // The dispatch engine, split by concern over detail/dispatch/ (dispatch.hpp has the overview).
 
 #include <hookset/detail/dispatch/attribution.hpp>     // IWYU pragma: export
+#include <hookset/detail/dispatch/call.hpp>            // IWYU pragma: export
 #include <hookset/detail/dispatch/concurrent.hpp>      // IWYU pragma: export
 #include <hookset/detail/dispatch/dispatch.hpp>        // IWYU pragma: export
 #include <hookset/detail/dispatch/driver.hpp>          // IWYU pragma: export

@@ -313,7 +313,9 @@ struct default_call<S, mp::mp_list<A...>> {
   // For diagnostics: the call shape default_impl must have.
   using expected_call = result(arg_ref_t<A>...);
 
-  static result call_sync(void*, arg_ref_t<A>... args) {
+  // (Inlined where a dispatch calls it directly - where its call site knows the slot - as the
+  // thin wrapper it is.)
+  HOOKSET_ALWAYS_INLINE static result call_sync(void*, arg_ref_t<A>... args) {
     if constexpr (std::is_void_v<result>) S::default_impl(args...);
     else return S::default_impl(args...);
   }

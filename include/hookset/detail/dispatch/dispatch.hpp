@@ -113,6 +113,7 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   friend class concurrent_runner<dispatch>;
   friend struct interceptor_layer<dispatch>;
   friend class attribution<dispatch>;
+  friend class dispatch_call<Kind, mp::mp_list<A...>>;
   using rules = dispatch_rules<dispatch>;
   using loop = hook_loop<dispatch>;
   using interceptors = interceptor_layer<dispatch>;
@@ -135,6 +136,16 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
            Args&&... args)
       : bound_arguments<A...>{{std::forward<Args>(args)...}},
         dispatch_frame(&owner, &slot, set_observer) {}
+
+  // The dispatch set.call<S>(...) made (dispatch_call::start): its inputs move in.
+  HOOKSET_ALWAYS_INLINE explicit dispatch(dispatch_call<Kind, mp::mp_list<A...>>&& call)
+      : dispatch(std::move(call), indices{}) {}
+  template <std::size_t... I>
+  HOOKSET_ALWAYS_INLINE dispatch(dispatch_call<Kind, mp::mp_list<A...>>&& call,
+                                 std::index_sequence<I...>)
+      // (Element by element: the compilers then keep the call's arguments in registers.)
+      : bound_arguments<A...>{{std::forward<bound_t<A>>(std::get<I>(call.args_))...}},
+        dispatch_frame(call.owner_, call.slot_, call.set_observer_) {}
 
   // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
@@ -190,8 +201,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // interceptor's registration leaves in the snapshot: interceptor_layer::entry_points.)
 
   // Takes the snapshot and runs everything that completes synchronously.
-  HOOKSET_ALWAYS_INLINE bool await_ready() {
-    const bool done = start_now();
+  HOOKSET_ALWAYS_INLINE bool await_ready() { return ready_with_default(slot().default_sync); }
+
+ private:
+  // await_ready, told the slot's synchronous default (dispatch_call::run_to_completion reads it
+  // where the compilers know which it is).
+  HOOKSET_ALWAYS_INLINE bool ready_with_default(typename Kind::default_sync_fn default_sync) {
+    const bool done = start_now(default_sync);
     // Only await_suspend makes a driver: await_resume after a synchronous run need not look for
     // one (its test and branch, on every dispatch, told to the optimiser).
     if (done) HOOKSET_ASSUME(!(flags_ & driving));
@@ -199,10 +215,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  private:
-  HOOKSET_ALWAYS_INLINE bool start_now() {
-    // (The default is read first: GCC takes unwatched()'s atomic load for a write to this
-    // dispatch, and calls a default read after it through the pointer, not inline.)
-    [[maybe_unused]] const auto default_sync = slot().default_sync;
+  // (The default is read first, by the caller: GCC takes unwatched()'s atomic load for a write
+  // to this dispatch, and calls a default read after it through the pointer, not inline.)
+  HOOKSET_ALWAYS_INLINE bool start_now(
+      [[maybe_unused]] typename Kind::default_sync_fn default_sync) {
     list_ = owner_->current();
     if constexpr (plain_loops<dispatch>::default_alone) {
       if (!list_) {  // no hook: the default's output is the result

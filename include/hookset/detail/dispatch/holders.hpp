@@ -20,6 +20,8 @@ namespace hookset::detail {
 
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch;  // (dispatch.hpp)
+template <class Kind, class Params = typename Kind::parameters>
+class dispatch_call;  // what makes one (call.hpp)
 // The layers over a dispatch, each a class of its own and a friend of it (dispatch.hpp's header
 // comment maps them).
 template <class Dispatch>
@@ -143,5 +145,16 @@ struct bound_arguments {
               std::forward<Extra>(extra)...);
   }
 };
+
+// What an adapter holds to run a dispatch (a tripwire's guards, an Asio operation): the engine's
+// awaitable, made from what set.call<S>(...) returned or moved from one given options.
+template <class Dispatch>
+HOOKSET_ALWAYS_INLINE auto started_dispatch(Dispatch&& dispatch) {
+  using plain = std::remove_cvref_t<Dispatch>;
+  if constexpr (requires { typename plain::engine; }) return std::move(dispatch).start();
+  else return plain(std::move(dispatch));
+}
+template <class Dispatch>
+using started_dispatch_t = decltype(started_dispatch(std::declval<Dispatch>()));
 
 }  // namespace hookset::detail

@@ -1,0 +1,125 @@
+#pragma once
+// What `HookSet::call<S>(args...)` returns: a dispatch not started - its inputs and nothing else
+// (the bound arguments, the slot's hook lists, its descriptor, the set's observer). Awaiting it,
+// giving it options or handing it to an adapter makes the engine's awaitable (dispatch.hpp) from
+// it, which builds the rest of the state.
+//
+// Why a separate object: everything the engine's awaitable holds is written before anything
+// runs, because the object's address escapes on its other paths and no compiler sinks those
+// writes into the paths that read them. This object's address never escapes (every member is
+// inline and reads it by value), so where it is made and run in one function - the call site of
+// `sync_wait(set.call<S>(...))` - the compilers keep it in registers: a dispatch that is its
+// synchronous default alone (no hook, nobody watching) touches no memory of its own, and one
+// with hooks writes the engine's state once, as before.
+
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include <hookset/call_options.hpp>
+#include <hookset/coro/config.hpp>
+#include <hookset/detail/dispatch/dispatch.hpp>
+#include <hookset/detail/dispatch/holders.hpp>
+#include <hookset/detail/dispatch/plain_loops.hpp>
+#include <hookset/detail/hook_list.hpp>
+#include <hookset/detail/observer_types.hpp>
+
+namespace hookset::detail {
+
+template <class Kind, class... A>
+class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A...> {
+ public:
+  // The engine's awaitable that runs it.
+  using engine = dispatch<Kind, mp::mp_list<A...>>;
+  using hook_result_type = typename engine::hook_result_type;
+  using aggregate_type = typename engine::aggregate_type;
+  using result_type = typename engine::result_type;
+  using descriptor = typename engine::descriptor;
+
+  template <class... Args>
+  HOOKSET_ALWAYS_INLINE dispatch_call(const hook_list_owner& owner, const descriptor& slot,
+                                      Observer* set_observer, Args&&... args)
+      : bound_arguments<A...>{{std::forward<Args>(args)...}},
+        owner_(&owner),
+        slot_(&slot),
+        set_observer_(set_observer) {}
+
+  std::string_view slot_name() const noexcept { return slot_->name; }
+  const descriptor& slot() const noexcept { return *slot_; }
+
+  // ---- run ----------------------------------------------------------------------------------
+
+  // The engine's awaitable, made in place (the inputs move into it).
+  HOOKSET_ALWAYS_INLINE engine start() && { return engine(std::move(*this)); }
+  HOOKSET_ALWAYS_INLINE engine operator co_await() && { return std::move(*this).start(); }
+  // (Awaited as an lvalue, it is used up all the same: a dispatch runs once.)
+  HOOKSET_ALWAYS_INLINE engine operator co_await() & { return std::move(*this).start(); }
+
+  // As an Asio asynchronous operation, with any completion token (<hookset/asio.hpp>).
+  template <class CompletionToken>
+  auto operator()(CompletionToken&& token) && -> decltype(std::declval<engine&&>()(
+      std::forward<CompletionToken>(token))) {
+    return std::move(*this).start()(std::forward<CompletionToken>(token));
+  }
+
+  // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
+  // its synchronous default alone - no hook, nobody watching (no option can have been given: an
+  // option makes the engine's awaitable) - is the default's call, before any state is made;
+  // else the engine's awaitable runs it, told the default read here. (The default is read first,
+  // where the compilers know which it is: after the atomic load of the process-wide observer,
+  // GCC no longer does, and calls it through the pointer rather than inline.)
+  HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
+    const typename Kind::default_sync_fn default_sync = slot_->default_sync;
+    if constexpr (plain_loops<engine>::default_alone)
+      if (default_sync && !owner_->current() && !set_observer_ && !observer_installed())
+        return this->call_with_args(default_sync, nullptr);
+    engine started(std::move(*this));
+    if (started.ready_with_default(default_sync)) return started.await_resume();
+    return started.wait_suspended();
+  }
+
+  // ---- options: each makes the engine's awaitable, with the option ---------------------------
+
+  engine with(CallOptions options) && {
+    engine started(std::move(*this));
+    std::move(started).with(std::move(options));
+    return started;
+  }
+  engine with_stop_token(stop_token token) && {
+    engine started(std::move(*this));
+    std::move(started).with_stop_token(std::move(token));
+    return started;
+  }
+  engine with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    engine started(std::move(*this));
+    std::move(started).with_deadline(deadline);
+    return started;
+  }
+  template <class Rep, class Period>
+  engine with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    engine started(std::move(*this));
+    std::move(started).with_timeout(timeout);
+    return started;
+  }
+  engine on(Executor& executor) && {
+    engine started(std::move(*this));
+    std::move(started).on(executor);
+    return started;
+  }
+  engine keeping(std::shared_ptr<const void> owner) && {
+    engine started(std::move(*this));
+    std::move(started).keeping(std::move(owner));
+    return started;
+  }
+  auto with_attribution() && { return std::move(*this).start().with_attribution(); }
+
+ private:
+  friend engine;
+
+  const hook_list_owner* owner_;
+  const descriptor* slot_;
+  Observer* set_observer_;
+};
+
+}  // namespace hookset::detail
