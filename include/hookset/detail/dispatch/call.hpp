@@ -66,17 +66,18 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
   // its synchronous default alone - no hook, nobody watching (no option can have been given: an
   // option makes the engine's awaitable) - is the default's call, before any state is made;
-  // else the engine's awaitable runs it, told the default read here. (The default is read first,
-  // where the compilers know which it is: after the atomic load of the process-wide observer,
-  // GCC no longer does, and calls it through the pointer rather than inline.)
+  // else the engine's awaitable runs it, told the default and the snapshot read here. (The
+  // default is read first, where the compilers know which it is: after the atomic load of the
+  // process-wide observer, GCC no longer does, and calls it through the pointer rather than
+  // inline. The snapshot is tested alone first: the engine then need not test it again.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
+    const hook_list* list = owner_->current();
+    if (list) return std::move(*this).run_started(default_sync, list);
     if constexpr (plain_loops<engine>::default_alone)
-      if (default_sync && !owner_->current() && !set_observer_ && !observer_installed())
+      if (default_sync && !set_observer_ && !observer_installed())
         return this->call_with_args(default_sync, nullptr);
-    engine started(std::move(*this));
-    if (started.ready_with_default(default_sync)) return started.await_resume();
-    return started.wait_suspended();
+    return std::move(*this).run_started(default_sync, nullptr);
   }
 
   // ---- options: each makes the engine's awaitable, with the option ---------------------------
@@ -116,6 +117,13 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
 
  private:
   friend engine;
+
+  HOOKSET_ALWAYS_INLINE result_type run_started(typename Kind::default_sync_fn default_sync,
+                                                const hook_list* list) && {
+    engine started(std::move(*this));
+    if (started.ready_with(default_sync, list)) return started.await_resume();
+    return started.wait_suspended();
+  }
 
   const hook_list_owner* owner_;
   const descriptor* slot_;

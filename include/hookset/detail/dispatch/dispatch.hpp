@@ -201,13 +201,20 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // interceptor's registration leaves in the snapshot: interceptor_layer::entry_points.)
 
   // Takes the snapshot and runs everything that completes synchronously.
-  HOOKSET_ALWAYS_INLINE bool await_ready() { return ready_with_default(slot().default_sync); }
+  HOOKSET_ALWAYS_INLINE bool await_ready() {
+    // (The default is read first: GCC takes unwatched()'s atomic load for a write to this
+    // dispatch, and calls a default read after it through the pointer, not inline.)
+    const auto default_sync = slot().default_sync;
+    return ready_with(default_sync, owner_->current());
+  }
 
  private:
-  // await_ready, told the slot's synchronous default (dispatch_call::run_to_completion reads it
-  // where the compilers know which it is).
-  HOOKSET_ALWAYS_INLINE bool ready_with_default(typename Kind::default_sync_fn default_sync) {
-    const bool done = start_now(default_sync);
+  // await_ready, told what it reads first - the slot's synchronous default and the snapshot -
+  // by dispatch_call::run_to_completion, which tested them already for a dispatch that is its
+  // default alone (the compilers then need not test them twice).
+  HOOKSET_ALWAYS_INLINE bool ready_with(typename Kind::default_sync_fn default_sync,
+                                        const hook_list* list) {
+    const bool done = start_now(default_sync, list);
     // Only await_suspend makes a driver: await_resume after a synchronous run need not look for
     // one (its test and branch, on every dispatch, told to the optimiser).
     if (done) HOOKSET_ASSUME(!(flags_ & driving));
@@ -215,11 +222,9 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  private:
-  // (The default is read first, by the caller: GCC takes unwatched()'s atomic load for a write
-  // to this dispatch, and calls a default read after it through the pointer, not inline.)
-  HOOKSET_ALWAYS_INLINE bool start_now(
-      [[maybe_unused]] typename Kind::default_sync_fn default_sync) {
-    list_ = owner_->current();
+  HOOKSET_ALWAYS_INLINE bool start_now([[maybe_unused]] typename Kind::default_sync_fn default_sync,
+                                       const hook_list* list) {
+    list_ = list;
     if constexpr (plain_loops<dispatch>::default_alone) {
       if (!list_) {  // no hook: the default's output is the result
         if (!unwatched()) return watched_policy<dispatch>::start(*this);
