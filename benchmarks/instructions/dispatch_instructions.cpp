@@ -55,6 +55,11 @@ template <class Dispatch>
 [[gnu::noinline]] auto dispatch_once(const Dispatch& dispatch, std::string_view s) {
   return dispatch(s);
 }
+// Every row's lambda - the call site measured - is inlined into dispatch_once, so that each row
+// crosses one function boundary per dispatch. (GCC inlines no callee whose frame passes 256
+// bytes into a function without a frame of its own - --param large-stack-frame-growth - and
+// would leave such a row a tail call more than the others.)
+#define MEASURED_CALL_SITE __attribute__((always_inline))
 
 // Runs `dispatch(s)` k times after one warm-up call (which fills hookset's frame pools and any
 // lazily initialised state, in the k = 0 run too).
@@ -74,19 +79,20 @@ hookset::HookSet<S> set_of(std::int64_t n, Hook hook) {
 template <class S, class Hook>
 void hookset_sync(std::int64_t n, std::int64_t k, Hook hook) {
   const auto set = set_of<S>(n, hook);
-  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.template call<S>(s)); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return hookset::sync_wait(set.template call<S>(s)); });
 }
 
 // ---- synchronous scenarios: hookset and the loop one writes by hand ---------------------------
 
 void direct(std::int64_t, std::int64_t k) {
-  repeat(k, [](std::string_view s) { return AlwaysFold::default_impl(s); });
+  repeat(k, [](std::string_view s) MEASURED_CALL_SITE { return AlwaysFold::default_impl(s); });
 }
 
 void fold_stdfunction(std::int64_t n, std::int64_t k) {
   const std::vector<std::function<int(std::string_view, int)>> hooks(static_cast<std::size_t>(n),
                                                                      int_fold_hook);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     int last = AlwaysFold::default_impl(s);
     for (const auto& hook : hooks) last = hook(s, last);
     return last;
@@ -98,21 +104,23 @@ void fold_stdfunction(std::int64_t n, std::int64_t k) {
 void fold_signals2(std::int64_t n, std::int64_t k) {
   signals2_signal<int, fold_combiner> signal;
   for (std::int64_t i = 0; i < n; ++i) signal.connect(size_hook);
-  repeat(k, [&](std::string_view s) { return default_value(s) + signal(s).value_or(0); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return default_value(s) + signal(s).value_or(0); });
 }
 
 #if HOOKSET_HAVE_SIGCXX
 void fold_sigcxx(std::int64_t n, std::int64_t k) {
   sigcxx_signal<int, fold_combiner> signal;
   for (std::int64_t i = 0; i < n; ++i) signal.connect(size_hook);
-  repeat(k, [&](std::string_view s) { return default_value(s) + signal(s).value_or(0); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return default_value(s) + signal(s).value_or(0); });
 }
 #endif
 
 void fallback_stdfunction(std::int64_t n, std::int64_t k) {
   const std::vector<std::function<int(std::string_view, const std::optional<int>&)>> hooks(
       static_cast<std::size_t>(n), opt_fold_hook);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     if (hooks.empty()) return FallbackFold::default_impl(s);
     std::optional<int> last;
     for (const auto& hook : hooks) last = hook(s, last);
@@ -123,7 +131,7 @@ void fallback_stdfunction(std::int64_t n, std::int64_t k) {
 void chain_handwritten(std::int64_t n, std::int64_t k) {
   const std::vector<std::function<std::optional<int>(std::string_view)>> hooks(
       static_cast<std::size_t>(n), chain_hook);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     std::optional<int> last = ChainSlot::default_impl(s);
     if (!last.has_value()) return last;
     for (const auto& hook : hooks) {
@@ -137,7 +145,7 @@ void chain_handwritten(std::int64_t n, std::int64_t k) {
 void aggregate_stdfunction(std::int64_t n, std::int64_t k) {
   const std::vector<std::function<int(std::string_view)>> hooks(static_cast<std::size_t>(n),
                                                                 value_hook);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     std::vector<int> outputs;
     outputs.reserve(hooks.size() + 1);
     outputs.push_back(AggregateSlot::default_impl(s));
@@ -149,7 +157,8 @@ void aggregate_stdfunction(std::int64_t n, std::int64_t k) {
 void singleton_stdfunction(std::int64_t n, std::int64_t k) {
   std::function<int(std::string_view)> hook;
   if (n > 0) hook = value_hook;
-  repeat(k, [&](std::string_view s) { return hook ? hook(s) : SingletonSlot::default_impl(s); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return hook ? hook(s) : SingletonSlot::default_impl(s); });
 }
 
 // ---- coroutine hooks: K dispatches co_awaited inside one coroutine ----------------------------
@@ -226,7 +235,8 @@ void observed(std::int64_t n, std::int64_t k, watching what) {
   if (what == watching::sampled_hooks) observer.sampler.emplace(100);  // 1 %
   auto set = set_of<AlwaysFold>(n, fold_hook);
   if (what != watching::none) set.set_observer(&observer);
-  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
   keep(static_cast<int>(observer.events));
 }
 
@@ -248,7 +258,8 @@ void intercepted(std::int64_t n, std::int64_t k) {
         [](hookset::Next<AlwaysFold> next, std::string_view s) -> hookset::Task<int> {
           co_return co_await next(s);
         });
-  repeat(k, [&](std::string_view s) { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
+  repeat(k, [&](std::string_view s)
+                MEASURED_CALL_SITE { return hookset::sync_wait(set.call<AlwaysFold>(s)); });
 }
 
 void intercepted_handwritten(std::int64_t n, std::int64_t k) {
@@ -263,7 +274,7 @@ void intercepted_handwritten(std::int64_t n, std::int64_t k) {
       middleware = [](const std::function<int(std::string_view)>& next, std::string_view s) {
         return next(s);
       };
-  repeat(k, [&](std::string_view s) { return middleware(rest, s); });
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE { return middleware(rest, s); });
 }
 
 // ---- a dispatch awaited inside an asio::awaitable ---------------------------------------------
@@ -332,7 +343,7 @@ void keyed_hookset(std::int64_t n, std::int64_t k) {
     const std::int64_t hooks = key == keyed_dispatched ? n : 1;
     for (std::int64_t j = 0; j < hooks; ++j) set.add<KeyedFold>(hookset::key(key), keyed_fold_hook);
   }
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     return hookset::sync_wait(set.call<KeyedFold>(s, opaque_tool()));
   });
 }
@@ -349,7 +360,7 @@ void keyed_filtered(std::int64_t n, std::int64_t k) {
   for (std::int64_t j = 0; j < n; ++j)
     set.add<KeyedFold>(hookset::prefix("tool_"), keyed_fold_hook);
   static const std::string unregistered = "tool_x";
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     std::string_view tool = unregistered;
     benchmark::DoNotOptimize(tool);
     return hookset::sync_wait(set.call<KeyedFold>(s, tool));
@@ -375,7 +386,7 @@ void keyed_handwritten(std::int64_t n, std::int64_t k) {
     const std::int64_t count = key == keyed_dispatched ? n : 1;
     if (count > 0) hooks[std::move(key)].assign(static_cast<std::size_t>(count), int_fold_hook);
   }
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     const std::string_view tool = opaque_tool();
     int last = KeyedFold::default_impl(s, tool);
     if (const auto found = hooks.find(tool); found != hooks.end())
@@ -386,7 +397,7 @@ void keyed_handwritten(std::int64_t n, std::int64_t k) {
 
 void keyed_unkeyed(std::int64_t n, std::int64_t k) {
   const auto set = set_of<UnkeyedFold>(n, keyed_fold_hook);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     return hookset::sync_wait(set.call<UnkeyedFold>(s, opaque_tool()));
   });
 }
@@ -413,13 +424,13 @@ struct PlainVerdicts
 };
 void verdict_hookset(std::int64_t n, std::int64_t k) {
   const auto set = set_of<VerdictSlot>(n, verdict_of);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     return static_cast<int>(hookset::sync_wait(set.call<VerdictSlot>(s)).decision);
   });
 }
 void verdict_aggregate(std::int64_t n, std::int64_t k) {
   const auto set = set_of<PlainVerdicts>(n, verdict_of);
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     return static_cast<int>(hookset::sync_wait(set.call<PlainVerdicts>(s)));
   });
 }
@@ -436,7 +447,7 @@ void fold_plugin(std::int64_t n, std::int64_t k) {
   hookset::PluginHost<hookset::HookSet<AlwaysFold>> host;
   host.load(HOOKSET_BENCH_FOLD_PLUGIN);
   const auto version = host.current();
-  repeat(k, [&](std::string_view s) {
+  repeat(k, [&](std::string_view s) MEASURED_CALL_SITE {
     return hookset::sync_wait(version->template call<AlwaysFold>(s));
   });
 }

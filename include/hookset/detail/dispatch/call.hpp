@@ -1,8 +1,8 @@
 #pragma once
 // What `HookSet::call<S>(args...)` returns: a dispatch not started - its inputs and nothing else
-// (the bound arguments, the slot's hook lists, its descriptor, the set's observer). Awaiting it,
-// giving it options or handing it to an adapter makes the engine's awaitable (dispatch.hpp) from
-// it, which builds the rest of the state.
+// (the bound arguments, the slot's hook lists, its descriptor, the set's observer, the options
+// given to it). Awaiting it or handing it to an adapter makes the engine's awaitable
+// (dispatch.hpp) from it, which builds the rest of the state.
 //
 // Why a separate object: everything the engine's awaitable holds is written before anything
 // runs, because the object's address escapes on its other paths and no compiler sinks those
@@ -15,13 +15,19 @@
 #include <chrono>
 #include <memory>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <hookset/call_options.hpp>
 #include <hookset/coro/config.hpp>
+#include <hookset/coro/executor.hpp>
+#include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
 #include <hookset/detail/dispatch/holders.hpp>
 #include <hookset/detail/dispatch/plain_loops.hpp>
+#include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
 #include <hookset/detail/observer_types.hpp>
 
@@ -45,6 +51,20 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
         slot_(&slot),
         set_observer_(set_observer) {}
 
+  // Movable until it starts; its options move with it.
+  HOOKSET_ALWAYS_INLINE dispatch_call(dispatch_call&& other) noexcept(
+      std::is_nothrow_move_constructible_v<std::tuple<bound_t<A>...>>)
+      : bound_arguments<A...>{std::move(other.args_)},
+        owner_(other.owner_),
+        slot_(other.slot_),
+        set_observer_(other.set_observer_),
+        context_(std::exchange(other.context_, nullptr)) {}
+  dispatch_call& operator=(dispatch_call&&) = delete;
+  HOOKSET_ALWAYS_INLINE ~dispatch_call() {
+    if (context_) [[unlikely]]
+      dispatch_context::destroy(context_);  // never started
+  }
+
   std::string_view slot_name() const noexcept { return slot_->name; }
   const descriptor& slot() const noexcept { return *slot_; }
 
@@ -64,55 +84,56 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   }
 
   // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
-  // its synchronous default alone - no hook, nobody watching (no option can have been given: an
-  // option makes the engine's awaitable) - is the default's call, before any state is made;
-  // else the engine's awaitable runs it, told the default and the snapshot read here. (The
-  // default is read first, where the compilers know which it is: after the atomic load of the
-  // process-wide observer, GCC no longer does, and calls it through the pointer rather than
-  // inline. The snapshot is tested alone first: the engine then need not test it again.)
+  // its synchronous default alone - no hook, no option, nobody watching - is the default's call,
+  // before any state is made; else the engine's awaitable runs it, told the default and the
+  // snapshot read here. (The default is read first, where the compilers know which it is: after the
+  // atomic load of the process-wide observer, GCC no longer does, and calls it through the pointer
+  // rather than inline. The snapshot is tested alone first: the engine then need not test it
+  // again.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
     const hook_list* list = owner_->current();
     if (list) return std::move(*this).run_started(default_sync, list);
     if constexpr (plain_loops<engine>::default_alone)
-      if (default_sync && !set_observer_ && !observer_installed())
+      if (default_sync && !context_ && !set_observer_ && !observer_installed())
         return this->call_with_args(default_sync, nullptr);
     return std::move(*this).run_started(default_sync, nullptr);
   }
 
-  // ---- options: each makes the engine's awaitable, with the option ---------------------------
+  // ---- options (<hookset/call_options.hpp>): kept in a context, as the engine keeps them -------
 
-  engine with(CallOptions options) && {
-    engine started(std::move(*this));
-    std::move(started).with(std::move(options));
-    return started;
+  // Gives this dispatch a stop token, a deadline and an executor.
+  dispatch_call&& with(CallOptions options) && {
+    if (context_) context_->options() = std::move(options);
+    else context_ = make_dispatch_context(std::move(options));
+    return std::move(*this);
   }
-  engine with_stop_token(stop_token token) && {
-    engine started(std::move(*this));
-    std::move(started).with_stop_token(std::move(token));
-    return started;
+  dispatch_call&& with_stop_token(stop_token token) && {
+    options().stop_token = std::move(token);
+    return std::move(*this);
   }
-  engine with_deadline(std::chrono::steady_clock::time_point deadline) && {
-    engine started(std::move(*this));
-    std::move(started).with_deadline(deadline);
-    return started;
+  dispatch_call&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    options().deadline = deadline;
+    return std::move(*this);
   }
   template <class Rep, class Period>
-  engine with_timeout(std::chrono::duration<Rep, Period> timeout) && {
-    engine started(std::move(*this));
-    std::move(started).with_timeout(timeout);
-    return started;
+  dispatch_call&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+    return std::move(*this);
   }
-  engine on(Executor& executor) && {
-    engine started(std::move(*this));
-    std::move(started).on(executor);
-    return started;
+  dispatch_call&& on(Executor& executor) && {
+    options().executor = &executor;
+    return std::move(*this);
   }
+  // The engine's awaitable of this dispatch, keeping `owner` (what the hook list owner belongs
+  // to: a shared set's version) alive for as long as it runs.
   engine keeping(std::shared_ptr<const void> owner) && {
     engine started(std::move(*this));
     std::move(started).keeping(std::move(owner));
     return started;
   }
+  // This dispatch, its result attributed to the registration that produced it: an awaitable of
+  // Attributed<output> (the engine's, dispatch_options::with_attribution).
   auto with_attribution() && { return std::move(*this).start().with_attribution(); }
 
  private:
@@ -125,9 +146,15 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
     return started.wait_suspended();
   }
 
+  CallOptions& options() {
+    if (!context_) context_ = make_dispatch_context(CallOptions{});
+    return context_->options();
+  }
+
   const hook_list_owner* owner_;
   const descriptor* slot_;
   Observer* set_observer_;
+  dispatch_context* context_ = nullptr;  // the options, once one was given (owned)
 };
 
 }  // namespace hookset::detail

@@ -145,7 +145,10 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
                                  std::index_sequence<I...>)
       // (Element by element: the compilers then keep the call's arguments in registers.)
       : bound_arguments<A...>{{std::forward<bound_t<A>>(std::get<I>(call.args_))...}},
-        dispatch_frame(call.owner_, call.slot_, call.set_observer_) {}
+        dispatch_frame(call.owner_, call.slot_, call.set_observer_) {
+    if (call.context_) [[unlikely]]  // options
+      set_context(std::exchange(call.context_, nullptr));
+  }
 
   // The same dispatch, not started, of the kind with or without attribution (with_attribution(),
   // start_delegated()): the inputs and the options move.
