@@ -743,8 +743,13 @@ class HookSet {
     } else {
       if constexpr (detail::is_historic<S>)
         call_log_for<S>().record(detail::call_recorder<S>::record(args...));
-      return detail::dispatch_call<detail::kind_of<S>>(storage_for<S>(), detail::descriptor_of<S>,
-                                                       observer_, std::forward<Args>(args)...);
+      using kind = detail::kind_of<S>;
+      if constexpr (detail::starts_light<kind>)
+        return detail::dispatch_call<kind>(storage_for<S>(), detail::descriptor_of<S>, observer_,
+                                           std::forward<Args>(args)...);
+      else
+        return detail::dispatch<kind>(storage_for<S>(), detail::descriptor_of<S>, observer_,
+                                      std::forward<Args>(args)...);
     }
   }
   template <class S, class... Args>

@@ -33,6 +33,17 @@
 
 namespace hookset::detail {
 
+// Whether set.call<S>(...) returns a dispatch_call for kind K: when every bound argument is
+// trivially copyable (a reference parameter, a string_view, an int), so that moving it into the
+// engine's state when the dispatch starts is nothing anyone can observe. A dispatch of a value
+// parameter with a copy or move of its own (a std::string) is the engine's awaitable from the
+// start: its argument is copied or moved once, as section 4 of docs/semantics.md says.
+template <class Kind, class Params = typename Kind::parameters>
+inline constexpr bool starts_light = false;
+template <class Kind, class... A>
+inline constexpr bool starts_light<Kind, mp::mp_list<A...>> =
+    (std::is_trivially_copyable_v<bound_t<A>> && ...);
+
 template <class Kind, class... A>
 class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A...> {
  public:

@@ -6,6 +6,10 @@
 // (result, parameters, mode, companions), never per slot: a slot contributes only its
 // descriptor (name, default, failure policy) at run time.
 //
+// What set.call<S>(args...) returns is not this class but its inputs alone (call.hpp): they
+// become this awaitable when the dispatch is awaited (or given to an adapter), and sync_wait
+// makes it only for a dispatch that has hooks or watchers.
+//
 // This class is the awaitable: it reads the run-time facts once, when the dispatch starts
 // (start_now: nobody watching and every hook plain, quiet, watched, intercepted), and holds the
 // state. What runs it are layers over it, each a class of its own and a friend of it:
