@@ -87,11 +87,12 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   // (Awaited as an lvalue, it is used up all the same: a dispatch runs once.)
   HOOKSET_ALWAYS_INLINE engine operator co_await() & { return std::move(*this).start(); }
 
-  // As an Asio asynchronous operation, with any completion token (<hookset/asio.hpp>).
+  // As an Asio asynchronous operation, with any completion token (<hookset/asio.hpp>, which
+  // makes the engine's awaitable in the operation's own state: started_dispatch).
   template <class CompletionToken>
-  auto operator()(CompletionToken&& token) && -> decltype(std::declval<engine&&>()(
-      std::forward<CompletionToken>(token))) {
-    return std::move(*this).start()(std::forward<CompletionToken>(token));
+  auto operator()(CompletionToken&& token) && -> decltype(hookset_async_call(
+      std::declval<dispatch_call&&>(), std::forward<CompletionToken>(token))) {
+    return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
   }
 
   // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
