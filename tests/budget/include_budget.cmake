@@ -199,10 +199,15 @@ set(baseline_headers vector memory coroutine atomic optional string_view bits/ch
 # <hookset/hookset.hpp>.
 # Both on one tree (the merge of the two): hook_set.hpp +21,680 and hookset.hpp +24,220
 # (measured +21,639 and +24,185).
+# Raised 2026-11-30 (twelfth session, compile cost) to hook_set.hpp +21,750 and hookset.hpp
+# +24,300 (measured +21,716 and +24,262), no new include: a slot's rules judged without a class
+# per rule - the tests of the rules that read only the declaration as namespace-scope functions
+# shared by slots declared alike, and slot_ok's stages (~60 lines with comments) - and the lazy
+# probes of a hook's fit (~15).
 set(budgets
   "hookset/slot.hpp=4900"
-  "hookset/hook_set.hpp=21680"
-  "hookset/hookset.hpp=24220")
+  "hookset/hook_set.hpp=21750"
+  "hookset/hookset.hpp=24300")
 
 foreach(var CXX INCLUDE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
