@@ -98,6 +98,28 @@ using slots_of_t = typename slots_of<M>::type;
 template <class M>
 using is_valid_member = mp::mp_bool<is_nested_member<M>::value || is_slot_type<M>()>;
 
+// Whether no type occurs twice in List, in one class and one overload resolution per element:
+// the class has a base {i, T} for each element T at position i, and the call that deduces i for
+// T is ambiguous - the catch-all taken - when two bases match. (mp_is_set builds a set one
+// element at a time, a class per element with as many bases as came before: quadratic.)
+template <std::size_t I, class T>
+struct indexed_type {};
+template <class List, class Indices = mp::mp_iota<mp::mp_size<List>>>
+struct indexed_types;
+template <class... T, class... I>
+struct indexed_types<mp::mp_list<T...>, mp::mp_list<I...>> : indexed_type<I::value, T>... {};
+template <class T, std::size_t I>
+std::true_type occurs_once(const indexed_type<I, T>*);
+template <class T>
+std::false_type occurs_once(...);
+template <class List>
+inline constexpr bool all_distinct = false;
+template <class... T>
+inline constexpr bool all_distinct<mp::mp_list<T...>> =
+    (decltype(detail::occurs_once<T>(
+         static_cast<const indexed_types<mp::mp_list<T...>>*>(nullptr)))::value &&
+     ...);
+
 template <class Slots, class S>
 using occurs_more_than_once = mp::mp_bool<(mp::mp_count<Slots, S>::value > 1)>;
 
@@ -114,9 +136,15 @@ void destroy_hook(void* hook) noexcept {
 
 // A captureless lambda or a stateless functor: nothing to store. Every copy is the same, so
 // the one static instance serves every registration (no allocation).
+// (The compilers' own traits where they have them: libstdc++'s std::is_trivially_copyable and
+// std::is_default_constructible instantiate a chain of helper classes for every hook type.)
 template <class T>
 inline constexpr bool is_stateless_hook =
+#if defined(__GNUC__) || defined(__clang__)
+    __is_empty(T) && __is_trivially_copyable(T) && __is_constructible(T);
+#else
     std::is_empty_v<T>&& std::is_trivially_copyable_v<T>&& std::is_default_constructible_v<T>;
+#endif
 template <class T>
 inline constexpr T stateless_instance{};
 
@@ -212,7 +240,7 @@ constexpr bool repeats_only_among_named() {
   // members, were judged where it is declared.)
   using unnamed = mp::mp_remove_if<Members, is_named_nested>;
   using unnamed_slots = appended<mp::mp_transform<unique_slots_of_t, unnamed>>;
-  if constexpr (!mp::mp_is_set<unnamed_slots>::value) {
+  if constexpr (!all_distinct<unnamed_slots>) {
     return report_duplicate_slot<first_duplicate<unnamed_slots>>();
   } else {
     using own = mp::mp_remove_if<Members, is_nested_member>;
@@ -225,6 +253,14 @@ constexpr bool repeats_only_among_named() {
   }
 }
 
+// Reports the first ill-formed slot among a set's own slots (nested sets check their own).
+template <class Members>
+constexpr void check_own_slots() {
+  using own_slots = mp::mp_remove_if<Members, is_nested_member>;
+  constexpr std::size_t bad = mp::mp_find_if<own_slots, is_bad_slot>::value;
+  if constexpr (bad < mp::mp_size<own_slots>::value) check_slot<mp::mp_at_c<own_slots, bad>>();
+}
+
 template <class... Members>
 constexpr bool validate_hook_set() {
   using members = mp::mp_list<Members...>;
@@ -235,16 +271,16 @@ constexpr bool validate_hook_set() {
     using nested = mp::mp_copy_if<members, is_nested_member>;
     using keys = mp::mp_transform<nested_key_t, nested>;
     using slots = typename slots_of<HookSet<Members...>>::type;
-    if constexpr (!mp::mp_is_set<keys>::value) {
+    if constexpr (!all_distinct<keys>) {
       using key = first_duplicate<keys>;
       if constexpr (mp::mp_count<members, key>::value > 1) report_nested_set_twice<key>();
       else report_nested_name_twice<key>();
-    } else if constexpr (!mp::mp_is_set<slots>::value && !repeats_only_among_named<members>()) {
-      // (Reported there. The common case, no slot twice, costs the one mp_is_set.)
+    } else if constexpr (!all_distinct<slots>) {
+      // (Reported there. The common case, no slot twice, costs the one all_distinct: nested, not
+      // `&&`, which would instantiate the judgement of repeats for every set.)
+      if constexpr (repeats_only_among_named<members>()) check_own_slots<members>();
     } else {
-      using own_slots = mp::mp_remove_if<members, is_nested_member>;  // nested sets check their own
-      constexpr std::size_t bad = mp::mp_find_if<own_slots, is_bad_slot>::value;
-      if constexpr (bad < mp::mp_size<own_slots>::value) check_slot<mp::mp_at_c<own_slots, bad>>();
+      check_own_slots<members>();
     }
   }
   return true;  // the report above is the error; this static_assert adds none
@@ -295,7 +331,7 @@ struct has_slot {
   using fn = mp::mp_contains<slots_of_t<M>, S>;
 };
 
-template <class Pairs, class Slots, bool Repeats = !mp::mp_is_set<Slots>::value>
+template <class Pairs, class Slots, bool Repeats = !all_distinct<Slots>>
 struct located_map {
   using type = Pairs;
 };
@@ -358,8 +394,10 @@ class HookSet {
   // (A slot listed in the set but ill-formed counts as contained: its own error is reported
   // where the set lists it, and "not part of this HookSet" would be false.)
   template <class S>
-  static constexpr bool contains =
-      !std::is_void_v<boost::mp11::mp_map_find<locations, S>> || lists_ill_formed<S>();
+  static constexpr bool contains = [] {
+    if constexpr (!std::is_void_v<boost::mp11::mp_map_find<locations, S>>) return true;
+    else return lists_ill_formed<S>();  // (not named for a slot found: `||` would instantiate it)
+  }();
 
  private:
   // The guard of every member that names a slot S: false when S is not one of this set's slots

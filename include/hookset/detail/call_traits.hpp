@@ -59,10 +59,17 @@ constexpr call_kind classify_result() noexcept {
 }
 
 // Kind of calling F with Args... for a result of type Want; invalid when F cannot be called so.
+// F is always an object, which the library calls with call syntax (never std::invoke): asked
+// as that call, not std::is_invocable, whose machinery (INVOKE's cases, completeness checks) is
+// a chain of classes for every hook, default and companion.
+template <class F, class... Args>
+concept callable_as = requires(F&& f, Args&&... args) {
+  static_cast<F&&>(f)(static_cast<Args&&>(args)...);
+};
 template <class Want, class F, class... Args>
 constexpr call_kind call_kind_of() noexcept {
-  if constexpr (std::is_invocable_v<F, Args...>)
-    return classify_result<std::invoke_result_t<F, Args...>, Want>();
+  if constexpr (callable_as<F, Args...>)
+    return classify_result<decltype(std::declval<F>()(std::declval<Args>()...)), Want>();
   else return call_kind::invalid;
 }
 

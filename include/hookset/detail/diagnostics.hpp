@@ -36,6 +36,7 @@ concept hashable_key = requires(const Key& k) {
 // Each rule of a slot has `holds` and `report()` (its static_assert, whose instantiation
 // context, slot_rules<YourSlot>::..., names the slot). The rules come in stages, each judged only
 // when the stages before it hold; check_rules reports a stage's first broken rule: one error.
+// (Whether a slot keeps them all, slot_ok below, is judged without the rules' classes.)
 // all_hold is a fold, one instantiation per stage (a recursion costs one per rule). It
 // instantiates every rule of its stage, so a stage groups rules that stay well-formed, and call
 // none of the user's code that an earlier rule has not vouched for, when one of them fails.
@@ -173,6 +174,60 @@ struct option_verdicts {
                               pipeline_fits && pipeline_pass_through_read_only && keyed_has_key &&
                               history_positive && history_copyable;
 };
+
+// The tests of the rules below that read the declaration only (its kind, its companions), at
+// namespace scope: slots declared alike share their instantiations.
+template <class Key>
+constexpr bool key_hashable_holds() {
+  if constexpr (std::is_void_v<Key>) return true;
+  else return hashable_key<Key>;
+}
+template <class C, class Result>
+constexpr bool builtin_chain_holds() {
+  if constexpr (!is_builtin_chain<C>) return true;
+  else return has_has_value<Result>;
+}
+template <class Kind, class Chain>
+constexpr bool chain_shape_holds() {
+  if constexpr (std::is_void_v<Chain>) return true;
+  else return companion_calls<Kind>::template chain_kind<Chain> != call_kind::invalid;
+}
+template <class Kind, class Aggregator>
+constexpr bool aggregate_shape_holds() {
+  if constexpr (std::is_void_v<Aggregator>) return true;
+  else return companion_calls<Kind>::template aggregate_kind<Aggregator> != call_kind::invalid;
+}
+template <class Aggregator>
+constexpr bool verdict_lattice_holds() {
+  if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
+  else return Aggregator::lattice_complete;
+}
+template <class Aggregator, class Result, class Produced>
+constexpr bool verdict_shape_holds() {
+  if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
+  else
+    return std::is_same_v<Result, typename Aggregator::verdict_type> &&
+           std::is_same_v<Produced, typename Aggregator::verdicts_type>;
+}
+template <class Kind, class Finalizer>
+constexpr bool finalize_shape_holds() {
+  if constexpr (std::is_void_v<Finalizer>) return true;
+  else return companion_calls<Kind>::template finalize_kind<Finalizer> != call_kind::invalid;
+}
+// The chain stage, then the producer stage but its rendering rule (which reads the slot): the
+// companion rules of slot_rules, judged once for slots declared alike.
+template <class Opts, class Result>
+constexpr bool companions_hold() {
+  using kind = typename Opts::kind;
+  if constexpr (!builtin_chain_holds<typename Opts::chain, Result>() ||
+                !chain_shape_holds<kind, typename Opts::chain>())
+    return false;
+  else
+    return verdict_lattice_holds<typename Opts::aggregate>() &&
+           verdict_shape_holds<typename Opts::aggregate, Result, typename kind::output>() &&
+           aggregate_shape_holds<kind, typename Opts::aggregate>() &&
+           finalize_shape_holds<kind, typename Opts::finalize>();
+}
 
 template <class Slot>
 struct slot_rules {
@@ -317,17 +372,15 @@ struct slot_rules {
   };
   template <class Key>
   struct key_hashable_as {
-    static constexpr bool holds = [] {
-      if constexpr (std::is_void_v<Key>) return true;
-      else return hashable_key<Key>;
-    }();
+    static constexpr bool holds = key_hashable_holds<Key>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: a Keyed slot's key type Key (its last parameter, decayed) needs "
                     "std::hash<Key> and ==, or use a string key");
     }
   };
-  using key_hashable = key_hashable_as<mp::mp_eval_if_c<!is_keyed<Slot>, void, key_type_t, Slot>>;
+  using key_type = mp::mp_eval_if_c<!is_keyed<Slot>, void, key_type_t, Slot>;
+  using key_hashable = key_hashable_as<key_type>;
   struct void_alone {
     static constexpr bool holds = verdicts::void_alone;
     static constexpr void report() {
@@ -361,7 +414,7 @@ struct slot_rules {
   using calls = companion_calls<typename opts::kind>;
   template <class C, class Result>
   struct builtin_chain_needs_has_value {
-    static constexpr bool holds = !is_builtin_chain<C> || has_has_value<Result>;
+    static constexpr bool holds = builtin_chain_holds<C, Result>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Chain<ShortCircuit> and Chain<FirstSuccess> look at the result's "
@@ -370,10 +423,7 @@ struct slot_rules {
     }
   };
   struct chain_shape {
-    static constexpr bool holds = [] {
-      if constexpr (std::is_void_v<typename opts::chain>) return true;
-      else return calls::template chain_kind<typename opts::chain> != call_kind::invalid;
-    }();
+    static constexpr bool holds = chain_shape_holds<typename opts::kind, typename opts::chain>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: the Chain companion must be callable as `Flow c(const R&)` "
@@ -382,10 +432,7 @@ struct slot_rules {
   };
   template <class Aggregator, class Result, class Produced>
   struct aggregate_shape_for {
-    static constexpr bool holds = [] {
-      if constexpr (std::is_void_v<Aggregator>) return true;
-      else return calls::template aggregate_kind<Aggregator> != call_kind::invalid;
-    }();
+    static constexpr bool holds = aggregate_shape_holds<typename opts::kind, Aggregator>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: the Aggregate companion must be callable as `R a(std::vector<R>)`, "
@@ -397,10 +444,7 @@ struct slot_rules {
   // Verdict<D>s into Verdicts<D>.
   template <class Aggregator>
   struct verdict_lattice_complete_for {
-    static constexpr bool holds = [] {
-      if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
-      else return Aggregator::lattice_complete;
-    }();
+    static constexpr bool holds = verdict_lattice_holds<Aggregator>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: JoinVerdicts<D, L>: the lattice L (by default "
@@ -411,12 +455,7 @@ struct slot_rules {
   };
   template <class Aggregator, class Result, class Produced>
   struct verdict_shape_for {
-    static constexpr bool holds = [] {
-      if constexpr (!requires { typename Aggregator::verdict_type; }) return true;
-      else
-        return std::is_same_v<Result, typename Aggregator::verdict_type> &&
-               std::is_same_v<Produced, typename Aggregator::verdicts_type>;
-    }();
+    static constexpr bool holds = verdict_shape_holds<Aggregator, Result, Produced>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: Aggregate<JoinVerdicts<D>> needs hooks returning "
@@ -427,10 +466,7 @@ struct slot_rules {
   };
   template <class Finalizer, class Result, class Produced>
   struct finalize_shape_for {
-    static constexpr bool holds = [] {
-      if constexpr (std::is_void_v<Finalizer>) return true;
-      else return calls::template finalize_kind<Finalizer> != call_kind::invalid;
-    }();
+    static constexpr bool holds = finalize_shape_holds<typename opts::kind, Finalizer>();
     static constexpr void report() {
       static_assert(holds,
                     "hookset: the Finalize companion must be callable as `R f(R)`, or `T f(R)` "
@@ -486,13 +522,6 @@ struct slot_rules {
     else if constexpr (!all_hold<chain_rules>) return check_rules(chain_rules{});
     else return check_rules(producer_rules{});
   }
-  static constexpr bool holds = [] {
-    if constexpr (!verdicts::all) return false;
-    else if constexpr (!all_hold<key_rules>) return false;
-    else if constexpr (!all_hold<default_rules>) return false;
-    else if constexpr (!all_hold<chain_rules>) return false;
-    else return all_hold<producer_rules>;
-  }();
 };
 
 // Whether S is a slot at all, and a well-formed one; check_slot<S>() reports the first broken rule.
@@ -500,10 +529,35 @@ template <class S>
 constexpr bool is_slot_type() noexcept {
   return std::is_base_of_v<slot_base, S>;
 }
+// The option and key stages of slot_rules, which read the declaration only: judged once for
+// slots declared alike.
+template <class Result, class Params, class Options>
+constexpr bool declaration_holds() {
+  using declaration = slot_declaration<Result, Params, Options>;
+  if constexpr (!option_verdicts<declaration>::all) return false;
+  else if constexpr (!is_keyed<declaration>) return true;
+  else return key_hashable_holds<key_type_t<declaration>>();
+}
+// Whether slot S keeps every rule of slot_rules, judged stage by stage as its check() does, but
+// without its classes: slot_rules<S> is instantiated only for a broken slot, to report it. Per
+// slot, this computes what only the slot has - its default, whether it traces its values - and
+// looks the rest up (a class per rule per slot was most of what a set cost per slot).
 template <class S>
 inline constexpr bool slot_ok = [] {
-  if constexpr (!is_slot_type<S>()) return false;
-  else return slot_rules<S>::holds;
+  if constexpr (!is_slot_type<S>()) {
+    return false;
+  } else {
+    using result = typename S::result_type;
+    using opts = slot_options<S>;
+    if constexpr (!declaration_holds<result, typename S::parameter_types,
+                                     typename S::option_types>())
+      return false;
+    else if constexpr (!default_call<S>::declared || default_call<S>::kind == call_kind::invalid)
+      return false;
+    else if constexpr (!companions_hold<opts, result>()) return false;
+    else if constexpr (!slot_traces_values<S>()) return true;
+    else return std::is_void_v<unrenderable_value_t<S, typename opts::kind>>;
+  }
 }();
 template <class S>
 constexpr bool check_slot() {
@@ -679,6 +733,16 @@ using returns_validation_for = mp::mp_bool<
     returns_validation<Target,
                        mp::mp_push_front<typename hook_ingredients<kind_of<S>>::args, S>>::value>;
 
+// Whether a hook for pipeline slot Slot returns a Validation without being wrapped as one. (Asked
+// in a function of its own: an `&&` in an `if constexpr` condition would instantiate the probe,
+// two std::is_invocable, for the hook of every slot.)
+template <class Slot, class Target>
+constexpr bool unwrapped_validator() {
+  using kind = kind_of<Slot>;
+  if constexpr (!kind::is_pipeline) return false;
+  else return returns_validation<Target, typename hook_ingredients<kind>::args>::value;
+}
+
 // Whether a hook registered with add<Slot> fits the slot (Target: the stored hook, as it is
 // called); otherwise reports why.
 template <class Slot, class Target>
@@ -687,8 +751,7 @@ constexpr bool hook_fits() {
   using hook = std::remove_const_t<Target>;
   if constexpr (is_validator<hook>) {
     return validator_fits<Slot, typename validated_callable<hook>::type>();
-  } else if constexpr (kind::is_pipeline &&
-                       returns_validation<Target, typename hook_ingredients<kind>::args>::value) {
+  } else if constexpr (unwrapped_validator<Slot, Target>()) {
     return report_unwrapped_validator<Slot>();
   } else if constexpr (!hook_shape_ok<Slot, Target>) {
     return report_hook_shape<Slot, typename hook_calls<kind>::expected_call, Target>();

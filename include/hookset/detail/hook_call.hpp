@@ -88,13 +88,19 @@ struct hook_calls<Kind, mp::mp_list<A...>, mp::mp_list<Last...>, mp::mp_list<Wir
   template <class Target, class... Tag>
   static constexpr call_kind token_kind =
       call_kind_of<result, Target&, Tag..., arg_ref_t<A>..., Last&&..., hookset::stop_token>();
+  // The call with a stop token is probed only when the plain call does not fit (an `&&` would
+  // instantiate both probes for every hook).
   template <class Target, class... Tag>
-  static constexpr bool takes_stop_token =
-      plain_kind<Target, Tag...> == call_kind::invalid&& token_kind<Target, Tag...> !=
-      call_kind::invalid;
+  static constexpr bool takes_stop_token = [] {
+    if constexpr (plain_kind<Target, Tag...> != call_kind::invalid) return false;
+    else return token_kind<Target, Tag...> != call_kind::invalid;
+  }();
   template <class Target, class... Tag>
-  static constexpr call_kind kind =
-      takes_stop_token<Target, Tag...> ? token_kind<Target, Tag...> : plain_kind<Target, Tag...>;
+  static constexpr call_kind kind = [] {
+    if constexpr (plain_kind<Target, Tag...> != call_kind::invalid)
+      return plain_kind<Target, Tag...>;
+    else return token_kind<Target, Tag...>;
+  }();
 
   template <class Target, class... Tag>
   static constexpr bool callable_with_last = [] {

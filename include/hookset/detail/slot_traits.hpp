@@ -217,10 +217,11 @@ struct slot_kind<R, mp::mp_list<A...>, Mode, ChainC, AggregateC, FinalizeC, Outp
                                        mp::mp_append<mp::mp_list<void*, arg_ref_t<A>...>, wire>>;
 };
 
-// A slot's options, read without judging them (the rules below do that).
-template <class S>
-struct slot_options {
-  using options = typename S::option_types;
+// A slot's options, read without judging them (the rules below do that). Read from the
+// declaration, not the slot: slots declared alike share one reading.
+template <class Result, class Params, class Options>
+struct declared_options {
+  using options = Options;
   // Pipeline may take Fallback beside it (the default's rule, not a second mode).
   static constexpr bool is_pipeline = mp::mp_contains<options, Pipeline>::value;
   using mode =
@@ -235,11 +236,13 @@ struct slot_options {
       mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_concurrency>, void>>;
   using terminals_option =
       mp::mp_front<mp::mp_push_back<mp::mp_copy_if<options, is_terminals>, Terminals<>>>;
-  using kind =
-      slot_kind<typename S::result_type, typename S::parameter_types, mode, chain, aggregate,
-                finalize, output_option, concurrency_of<concurrency_option>::value,
-                terminals_option, mp::mp_contains<options, Keyed>::value>;
+  using kind = slot_kind<Result, Params, mode, chain, aggregate, finalize, output_option,
+                         concurrency_of<concurrency_option>::value, terminals_option,
+                         mp::mp_contains<options, Keyed>::value>;
 };
+template <class S>
+using slot_options = declared_options<typename S::result_type, typename S::parameter_types,
+                                      typename S::option_types>;
 
 template <class S>
 using kind_of = typename slot_options<S>::kind;

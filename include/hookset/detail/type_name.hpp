@@ -18,23 +18,25 @@ constexpr std::string_view pretty_function_of() noexcept {
 }
 
 // The qualified name of T as the compiler spells it, cut out of pretty_function_of<T>().
-// GCC: "... [with T = ns::Name; std::string_view = ...]", Clang: "... [T = ns::Name]".
+// GCC: "... [with T = ns::Name; std::string_view = ...]", Clang: "... [T = ns::Name]". What
+// comes before and after the name is the same for every T: measured once, on `int`, so that a
+// name costs one substr to evaluate, not a scan of the text (a slot's name is evaluated for
+// every slot of a program).
+struct type_name_frame {
+  std::size_t prefix;
+  std::size_t suffix;
+};
+inline constexpr type_name_frame type_name_frame_of = [] {
+  constexpr std::string_view probe = pretty_function_of<int>();
+  constexpr std::size_t prefix = probe.find("T = int") + 4;
+  return type_name_frame{prefix, probe.size() - prefix - 3};
+}();
+
 template <class T>
 constexpr std::string_view qualified_type_name() noexcept {
-  std::string_view text = pretty_function_of<T>();
-  const std::size_t start = text.find("T = ") + 4;
-  std::size_t end = start;
-  int depth = 0;
-  for (; end < text.size(); ++end) {
-    const char c = text[end];
-    if (c == '<' || c == '(' || c == '[') ++depth;
-    else if (c == '>' || c == ')') --depth;
-    else if (c == ']') {
-      if (depth == 0) break;
-      --depth;
-    } else if (c == ';' && depth == 0) break;
-  }
-  return text.substr(start, end - start);
+  constexpr std::string_view text = pretty_function_of<T>();
+  return text.substr(type_name_frame_of.prefix,
+                     text.size() - type_name_frame_of.prefix - type_name_frame_of.suffix);
 }
 
 // Drops every enclosing scope ("ns::", "(anonymous namespace)::", "f()::") but keeps
