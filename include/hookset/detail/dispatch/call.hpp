@@ -12,7 +12,7 @@
 // synchronous default alone (no hook, nobody watching) touches no memory of its own, and one
 // with hooks writes the engine's state once, as before.
 
-#include <chrono>
+#include <hookset/detail/chrono.hpp>
 #include <memory>
 #include <string_view>
 #include <tuple>
