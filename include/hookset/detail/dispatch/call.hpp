@@ -98,18 +98,22 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
   // its synchronous default alone - no hook, no option, nobody watching - is the default's call,
   // before any state is made; else the engine's awaitable runs it, told the default and the
-  // snapshot read here. (The default is read first, where the compilers know which it is: after the
-  // atomic load of the process-wide observer, GCC no longer does, and calls it through the pointer
-  // rather than inline. The snapshot is tested alone first: the engine then need not test it
-  // again.)
+  // snapshot read here. (The default is read first, where the compilers know which it is: after
+  // the atomic load of the process-wide observer, GCC no longer does, and calls it through the
+  // pointer rather than inline. The snapshot is tested alone: tested with the set's observer, GCC
+  // merges the two tests, and the engine's start tests both again. With hooks the engine's start
+  // is inline, where the call site knows the default; without, out of line.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
     const hook_list* list = owner_->current();
-    if (list) return std::move(*this).run_started(default_sync, list);
-    if constexpr (plain_loops<engine>::default_alone)
-      if (default_sync && !context_ && !set_observer_ && !observer_installed())
-        return this->call_with_args(default_sync, nullptr);
-    return std::move(*this).run_started(default_sync, nullptr);
+    if (!list) {
+      if constexpr (plain_loops<engine>::default_alone)
+        if (default_sync && !context_ && !observer_installed() && !set_observer_)
+          return this->call_with_args(default_sync, nullptr);
+      engine started(std::move(*this));
+      return run_without_hooks(started);
+    }
+    return std::move(*this).run_started(default_sync, list);
   }
 
   // ---- options (<hookset/call_options.hpp>): kept in a context, as the engine keeps them -------
@@ -151,6 +155,13 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
  private:
   friend engine;
 
+  // No hook, and options, an observer or an asynchronous default: the engine's start (watched,
+  // or the default awaited) out of line - one function per slot kind, not a copy at every call
+  // site; it needs no known default, only the path above calls one inline.
+  HOOKSET_NOINLINE static result_type run_without_hooks(engine& started) {
+    if (started.ready_with(nullptr, nullptr)) return started.await_resume();
+    return started.wait_suspended();
+  }
   HOOKSET_ALWAYS_INLINE result_type run_started(typename Kind::default_sync_fn default_sync,
                                                 const hook_list* list) && {
     engine started(std::move(*this));
