@@ -12,7 +12,6 @@
 // synchronous default alone (no hook, nobody watching) touches no memory of its own, and one
 // with hooks writes the engine's state once, as before.
 
-#include <hookset/detail/chrono.hpp>
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -23,6 +22,7 @@
 #include <hookset/coro/config.hpp>
 #include <hookset/coro/executor.hpp>
 #include <hookset/coro/stop_token.hpp>
+#include <hookset/detail/chrono.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
 #include <hookset/detail/dispatch/holders.hpp>
