@@ -102,16 +102,18 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   // the atomic load of the process-wide observer, GCC no longer does, and calls it through the
   // pointer rather than inline. The snapshot is tested alone: tested with the set's observer, GCC
   // merges the two tests, and the engine's start tests both again. With hooks the engine's start
-  // is inline, where the call site knows the default; without, out of line.)
+  // is inline, where the call site knows the default; without, out of line. The kinds whose
+  // result with no hook is not their default's output alone start the engine inline always.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
     const hook_list* list = owner_->current();
-    if (!list) {
-      if constexpr (plain_loops<engine>::default_alone)
+    if constexpr (plain_loops<engine>::default_alone) {
+      if (!list) {
         if (default_sync && !context_ && !observer_installed() && !set_observer_)
           return this->call_with_args(default_sync, nullptr);
-      engine started(std::move(*this));
-      return run_without_hooks(started);
+        engine started(std::move(*this));
+        return run_without_hooks(started);
+      }
     }
     return std::move(*this).run_started(default_sync, list);
   }
