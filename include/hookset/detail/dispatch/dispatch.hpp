@@ -1,36 +1,12 @@
 #pragma once
-// The dispatch engine: the awaitable `HookSet::call<S>(args...)` returns (detail/engine.hpp
-// includes it with the layers that run it).
-//
-// One engine serves every mode x companion combination, instantiated per slot kind
-// (result, parameters, mode, companions), never per slot: a slot contributes only its
-// descriptor (name, default, failure policy) at run time.
-//
-// What set.call<S>(args...) returns is not this class but its inputs alone (call.hpp): they
-// become this awaitable when the dispatch is awaited (or given to an adapter), and sync_wait
-// makes it only for a dispatch that has hooks or watchers.
-//
-// This class is the awaitable: it reads the run-time facts once, when the dispatch starts
-// (start_now: nobody watching and every hook plain, quiet, watched, intercepted), and holds the
-// state. What runs it are layers over it, each a class of its own and a friend of it:
-//   frame.hpp           the state that names no type of the slot (a base), the watched start
-//                       (begin, rules, end) and the loop with bookkeeping over the kind's entry
-//                       points (steps.hpp), compiled once
-//   rules.hpp           start / take_output / finish, what the outputs mean (pipeline_rules.hpp:
-//                       a Pipeline's decisions; collect.hpp: an aggregate's outputs collected)
-//   hook_loop.hpp       the hooks from next_ on: the plain stretch inline, the rest in the
-//                       frame's loop; plain_loops.hpp: the hand-written loops of the plain policy
-//   driver.hpp          a dispatch that had to wait; concurrent.hpp: the concurrent window
-//   intercept.hpp       the interceptors around the dispatch
-//   options.hpp         the options of a dispatch not started (a face)
-//
-// Every step returns true when the dispatch is complete and false when it left an awaitable
-// pending (an asynchronous default, hook or companion), naming in `resume_` the step that takes
-// its value. await_ready() runs the steps synchronously - the whole dispatch when nothing
-// suspends: no frame, no allocation, no suspension - and a dispatch that must wait suspends into
-// a small driver coroutine that awaits the pending awaitable - at one place, whatever it is -
-// takes its outcome and calls `resume_`, until done. The synchronous run and the driver call
-// the very same steps: no rule exists twice.
+// The dispatch engine's awaitable, which runs a dispatch of `HookSet::call<S>(args...)` (what
+// call returns holds the inputs alone until the dispatch starts: call.hpp). One engine serves
+// every mode x companion combination, instantiated per slot kind (result, parameters, mode,
+// companions), never per slot: a slot contributes its descriptor (name, default, failure policy)
+// at run time. This class reads the run-time facts once, when the dispatch starts (start_now:
+// nobody watching and every hook plain, quiet, watched, intercepted), and holds the state; what
+// runs it are layers over it, each a class of its own and a friend of it (detail/engine.hpp maps
+// them, and how a dispatch steps and suspends).
 
 #include <coroutine>
 #include <cstddef>
@@ -97,13 +73,12 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   // An aggregate that turns a FailClosed hook's failure into an output of that hook.
   static constexpr bool substitutes = substitutes_failures<Kind>;
   using collected = std::conditional_t<attributed, Attributed<result>, result>;
-
   // A step of the rules that a suspension resumes (resume_).
   using step = bool (*)(dispatch& self);
 
   template <class, class>
   friend class dispatch;  // (the same dispatch with or without attribution)
-  // The layers that run it (the header comment maps them), each a friend. The dispatch calls the
+  // The layers that run it (detail/engine.hpp maps them), each a friend. The dispatch calls the
   // first interceptor through the snapshot's pointer (start_now, watched_policy::start) and
   // awaits that one's Task itself (await_suspend); the rest is the interceptor layer's.
   friend class dispatch_options<dispatch>;
@@ -141,13 +116,13 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
       : bound_arguments<A...>{{std::forward<Args>(args)...}},
         dispatch_frame(&owner, &slot, set_observer) {}
 
-  // The dispatch set.call<S>(...) made (dispatch_call::start): its inputs move in.
+  // The dispatch set.call<S>(...) made (dispatch_call::start): its inputs move in, element by
+  // element (the compilers then keep the call's arguments in registers).
   HOOKSET_ALWAYS_INLINE explicit dispatch(dispatch_call<Kind, mp::mp_list<A...>>&& call)
       : dispatch(std::move(call), indices{}) {}
   template <std::size_t... I>
   HOOKSET_ALWAYS_INLINE dispatch(dispatch_call<Kind, mp::mp_list<A...>>&& call,
                                  std::index_sequence<I...>)
-      // (Element by element: the compilers then keep the call's arguments in registers.)
       : bound_arguments<A...>{{std::forward<bound_t<A>>(std::get<I>(call.args_))...}},
         dispatch_frame(call.owner_, call.slot_, call.set_observer_) {
     if (call.context_) [[unlikely]]  // options
@@ -216,9 +191,8 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
   }
 
  private:
-  // await_ready, told what it reads first - the slot's synchronous default and the snapshot -
-  // by dispatch_call::run_to_completion, which tested them already for a dispatch that is its
-  // default alone (the compilers then need not test them twice).
+  // await_ready, told what it reads first (the default, the snapshot) by run_to_completion,
+  // which has tested them: the compilers then need not test them twice (call.hpp).
   HOOKSET_ALWAYS_INLINE bool ready_with(typename Kind::default_sync_fn default_sync,
                                         const hook_list* list) {
     const bool done = start_now(default_sync, list);
@@ -227,8 +201,6 @@ class [[nodiscard]] dispatch<Kind, mp::mp_list<A...>>
     if (done) HOOKSET_ASSUME(!(flags_ & driving));
     return done;
   }
-
- private:
   HOOKSET_ALWAYS_INLINE bool start_now([[maybe_unused]] typename Kind::default_sync_fn default_sync,
                                        const hook_list* list) {
     list_ = list;

@@ -22,8 +22,8 @@ template <class Kind, class Params = typename Kind::parameters>
 class dispatch;  // (dispatch.hpp)
 template <class Kind, class Params = typename Kind::parameters>
 class dispatch_call;  // what makes one (call.hpp)
-// The layers over a dispatch, each a class of its own and a friend of it (dispatch.hpp's header
-// comment maps them).
+// The layers over a dispatch, each a class of its own and a friend of it (detail/engine.hpp maps
+// them).
 template <class Dispatch>
 class dispatch_driver;
 template <class Dispatch>
