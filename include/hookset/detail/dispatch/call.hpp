@@ -26,6 +26,7 @@
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
 #include <hookset/detail/dispatch/holders.hpp>
+#include <hookset/detail/dispatch/options.hpp>
 #include <hookset/detail/dispatch/plain_loops.hpp>
 #include <hookset/detail/hook_call.hpp>
 #include <hookset/detail/hook_list.hpp>
@@ -45,7 +46,8 @@ inline constexpr bool starts_light<Kind, mp::mp_list<A...>> =
     (std::is_trivially_copyable_v<bound_t<A>> && ...);
 
 template <class Kind, class... A>
-class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A...> {
+class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
+    : bound_arguments<A...>, public call_option_members<dispatch_call<Kind, mp::mp_list<A...>>> {
  public:
   // The engine's awaitable that runs it.
   using engine = dispatch<Kind, mp::mp_list<A...>>;
@@ -77,7 +79,6 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
   }
 
   std::string_view slot_name() const noexcept { return slot_->name; }
-  const descriptor& slot() const noexcept { return *slot_; }
 
   // ---- run ----------------------------------------------------------------------------------
 
@@ -118,30 +119,13 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
     return std::move(*this).run_started(default_sync, list);
   }
 
-  // ---- options (<hookset/call_options.hpp>): kept in a context, as the engine keeps them -------
+  // ---- options (<hookset/call_options.hpp>; with, with_stop_token, ...: call_option_members) ---
 
-  // Gives this dispatch a stop token, a deadline and an executor.
-  dispatch_call&& with(CallOptions options) && {
-    if (context_) context_->options() = std::move(options);
-    else context_ = make_dispatch_context(std::move(options));
-    return std::move(*this);
-  }
-  dispatch_call&& with_stop_token(stop_token token) && {
-    options().stop_token = std::move(token);
-    return std::move(*this);
-  }
-  dispatch_call&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
-    options().deadline = deadline;
-    return std::move(*this);
-  }
-  template <class Rep, class Period>
-  dispatch_call&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
-    options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
-    return std::move(*this);
-  }
-  dispatch_call&& on(Executor& executor) && {
-    options().executor = &executor;
-    return std::move(*this);
+  // The options given so far (made empty on first use), kept in a context as the engine keeps
+  // them.
+  CallOptions& options() & {
+    if (!context_) context_ = make_dispatch_context(CallOptions{});
+    return context_->options();
   }
   // The engine's awaitable of this dispatch, keeping `owner` (what the hook list owner belongs
   // to: a shared set's version) alive for as long as it runs.
@@ -169,11 +153,6 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>> : bound_arguments<A..
     engine started(std::move(*this));
     if (started.ready_with(default_sync, list)) return started.await_resume();
     return started.wait_suspended();
-  }
-
-  CallOptions& options() {
-    if (!context_) context_ = make_dispatch_context(CallOptions{});
-    return context_->options();
   }
 
   const hook_list_owner* owner_;

@@ -20,39 +20,47 @@
 
 namespace hookset::detail {
 
-template <class Dispatch>
-class dispatch_options;
-template <class Kind, class Params>  // (the dispatch grants this face its friendship)
-class dispatch_options<dispatch<Kind, Params>> {
-  using Dispatch = dispatch<Kind, Params>;
-
+// The members that give a dispatch its call options, on the dispatch not started (call.hpp) and on
+// the engine's awaitable alike: each fills the options Derived::options() returns (making them on
+// first use) and returns the dispatch, so that the options chain.
+template <class Derived>
+class call_option_members {
  public:
   // Gives this dispatch a stop token, a deadline and an executor (call_options.hpp).
-  Dispatch&& with(CallOptions options) && {
-    Dispatch& self = this->self();
-    if (self.has_context()) self.context_->options() = std::move(options);
-    else self.set_context(make_dispatch_context(std::move(options)));
-    return std::move(self);
-  }
-  Dispatch&& with_stop_token(stop_token token) && {
-    self().context().options().stop_token = std::move(token);
+  Derived&& with(CallOptions options) && {
+    self().options() = std::move(options);
     return std::move(self());
   }
-  Dispatch&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
-    self().context().options().deadline = deadline;
+  Derived&& with_stop_token(stop_token token) && {
+    self().options().stop_token = std::move(token);
+    return std::move(self());
+  }
+  Derived&& with_deadline(std::chrono::steady_clock::time_point deadline) && {
+    self().options().deadline = deadline;
     return std::move(self());
   }
   template <class Rep, class Period>
-  Dispatch&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
-    self().context().options().timeout =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
+  Derived&& with_timeout(std::chrono::duration<Rep, Period> timeout) && {
+    self().options().timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout);
     return std::move(self());
   }
-  Dispatch&& on(Executor& executor) && {
-    self().context().options().executor = &executor;
+  Derived&& on(Executor& executor) && {
+    self().options().executor = &executor;
     return std::move(self());
   }
 
+ private:
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+};
+
+template <class Dispatch>
+class dispatch_options;
+template <class Kind, class Params>  // (the dispatch grants this face its friendship)
+class dispatch_options<dispatch<Kind, Params>>
+    : public call_option_members<dispatch<Kind, Params>> {
+  using Dispatch = dispatch<Kind, Params>;
+
+ public:
   // Keeps `owner` (what the hook list owner belongs to: a shared set's version) alive for as
   // long as the dispatch.
   Dispatch&& keeping(std::shared_ptr<const void> owner) && {
