@@ -35,6 +35,18 @@
 
 namespace hookset::detail {
 
+// Whether calling a companion C as const calls what a non-const lvalue of it calls: C has one
+// call operator (not overloaded, not a template), and it is const.
+template <class Member>
+inline constexpr bool is_const_call_operator = false;
+template <class R, class C, class... A>
+inline constexpr bool is_const_call_operator<R (C::*)(A...) const> = true;
+template <class R, class C, class... A>
+inline constexpr bool is_const_call_operator<R (C::*)(A...) const noexcept> = true;
+template <class C>
+concept one_const_call_operator =
+    requires { &C::operator(); } && is_const_call_operator<decltype(&C::operator())>;
+
 template <class Dispatch>  // (the dispatch grants the rules its friendship)
 class dispatch_rules : public aggregate_collection<Dispatch> {
   using collecting = aggregate_collection<Dispatch>;
@@ -245,9 +257,21 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   }
   template <class Outputs>
   HOOKSET_ALWAYS_INLINE static bool aggregate_outputs_here(Dispatch& self, Outputs&& outputs) {
-    return self.aggregate_.visit([&](auto& aggregate) {
-      return call_producer(self, aggregate, std::forward<Outputs>(outputs));
-    });
+    using aggregate = typename Kind::aggregate;
+    if constexpr (one_const_call_operator<aggregate>) {
+      // The companion chosen first (the set's, else the dispatch's own), then called once:
+      // visit() calls the producer at each of its two calls, one copy of the call each (with
+      // what destroys an output that owns memory, 0.3 KB for a verdict slot). Only where the
+      // dispatch's own, a non-const lvalue, calls the same operator as const.
+      const aggregate& chosen = self.aggregate_.visit([](const aggregate& c) -> const aggregate& {
+        return c;
+      });
+      return call_producer(self, chosen, std::forward<Outputs>(outputs));
+    } else {
+      return self.aggregate_.visit([&](auto& aggregate) {
+        return call_producer(self, aggregate, std::forward<Outputs>(outputs));
+      });
+    }
   }
   template <class Outputs>
   HOOKSET_NOINLINE static bool aggregate_outputs_outlined(Dispatch& self, Outputs&& outputs) {
