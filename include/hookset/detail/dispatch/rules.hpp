@@ -335,6 +335,10 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
       self.check_stop();
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      // A dispatch produces its output once: there is none to destroy (for a verdict slot, a
+      // loop over the contributions the optimiser would keep otherwise).
+      const bool nothing_produced = !self.output_.has_value();
+      HOOKSET_ASSUME(nothing_produced);
       self.output_.emplace(companion(std::forward<Input>(input)));
       return true;
     } else {
