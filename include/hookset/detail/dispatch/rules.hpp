@@ -44,8 +44,11 @@ inline constexpr bool is_const_call_operator<R (C::*)(A...) const> = true;
 template <class R, class C, class... A>
 inline constexpr bool is_const_call_operator<R (C::*)(A...) const noexcept> = true;
 template <class C>
-concept one_const_call_operator =
-    requires { &C::operator(); } && is_const_call_operator<decltype(&C::operator())>;
+consteval bool one_const_call_operator() {
+  if constexpr (requires { &C::operator(); })
+    return is_const_call_operator<decltype(&C::operator())>;
+  else return false;
+}
 
 template <class Dispatch>  // (the dispatch grants the rules its friendship)
 class dispatch_rules : public aggregate_collection<Dispatch> {
@@ -239,7 +242,8 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   }
   HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
     if constexpr (presized)
-      if (self.outputs_.size() > self.collected_) [[unlikely]] drop_unfilled(self);
+      if (self.outputs_.size() > self.collected_) [[unlikely]]
+        drop_unfilled(self);
     if constexpr (Kind::has_aggregate) return aggregate_outputs(self, std::move(self.outputs_));
     else if constexpr (Kind::has_finalize)
       return self.finalize_.visit(
@@ -264,14 +268,13 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   template <class Outputs>
   HOOKSET_ALWAYS_INLINE static bool aggregate_outputs_here(Dispatch& self, Outputs&& outputs) {
     using aggregate = typename Kind::aggregate;
-    if constexpr (one_const_call_operator<aggregate>) {
+    if constexpr (one_const_call_operator<aggregate>()) {
       // The companion chosen first (the set's, else the dispatch's own), then called once:
       // visit() calls the producer at each of its two calls, one copy of the call each (with
       // what destroys an output that owns memory, 0.3 KB for a verdict slot). Only where the
       // dispatch's own, a non-const lvalue, calls the same operator as const.
-      const aggregate& chosen = self.aggregate_.visit([](const aggregate& c) -> const aggregate& {
-        return c;
-      });
+      const aggregate& chosen =
+          self.aggregate_.visit([](const aggregate& c) -> const aggregate& { return c; });
       return call_producer(self, chosen, std::forward<Outputs>(outputs));
     } else {
       return self.aggregate_.visit([&](auto& aggregate) {
