@@ -104,8 +104,7 @@ class aggregate_collection {
       element = std::move(output);
     }
   }
-  // An attributed element's registration: its id and, when it has one, its name (copied out of
-  // line: copy_producer_name, frame.hpp).
+  // An attributed element's registration: its id and its name, if any (copy_producer_name).
   template <class Element>
   HOOKSET_ALWAYS_INLINE static void name_producer(Element& element, const entry& producer) {
     element.hook = producer.id();

@@ -251,9 +251,8 @@ class dispatch_frame {
   dispatch_context* context_;  // valid when flags_ has `watched` (null: none); owned unless lent()
 };
 
-// An attributed output's name (Attributed::name, empty): a copy of its producer's. One function
-// for every kind that attributes outputs - inline, a string's copy assignment was 0.25 KB at each
-// place that collects one (collect.hpp: name_producer).
+// An attributed output's name (empty): a copy of its producer's. One copy for every kind (inline,
+// a string's copy assignment was 0.25 KB at each place that collects one: collect.hpp).
 void copy_producer_name(std::string& name, const hook_entry& producer);
 
 }  // namespace hookset::detail

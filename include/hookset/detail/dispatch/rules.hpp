@@ -39,16 +39,10 @@ namespace hookset::detail {
 // call operator (not overloaded, not a template), and it is const.
 template <class Member>
 inline constexpr bool is_const_call_operator = false;
-template <class R, class C, class... A>
-inline constexpr bool is_const_call_operator<R (C::*)(A...) const> = true;
-template <class R, class C, class... A>
-inline constexpr bool is_const_call_operator<R (C::*)(A...) const noexcept> = true;
+template <class R, class C, class... A, bool no_throw>
+inline constexpr bool is_const_call_operator<R (C::*)(A...) const noexcept(no_throw)> = true;
 template <class C>
-consteval bool one_const_call_operator() {
-  if constexpr (requires { &C::operator(); })
-    return is_const_call_operator<decltype(&C::operator())>;
-  else return false;
-}
+concept one_const_call_operator = is_const_call_operator<decltype(&C::operator())>;
 
 template <class Dispatch>  // (the dispatch grants the rules its friendship)
 class dispatch_rules : public aggregate_collection<Dispatch> {
@@ -250,9 +244,8 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
           [&](auto& finalize) { return call_producer(self, finalize, std::move(*self.value_)); });
     else return true;  // the result is value_ itself
   }
-  // The elements of a presized list that no output filled (a hook skipped, or failed under
-  // FailOpen), dropped before the aggregate sees the list. Rare, so out of line: destroying an
-  // attributed verdict is 0.1 KB at each place.
+  // A presized list's elements that no output filled (a hook skipped by FailOpen): rare, so
+  // dropped out of line (destroying an attributed verdict is 0.1 KB at each place).
   HOOKSET_NOINLINE static void drop_unfilled(Dispatch& self) {
     while (self.outputs_.size() > self.collected_) self.outputs_.pop_back();
   }
@@ -268,11 +261,10 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   template <class Outputs>
   HOOKSET_ALWAYS_INLINE static bool aggregate_outputs_here(Dispatch& self, Outputs&& outputs) {
     using aggregate = typename Kind::aggregate;
-    if constexpr (one_const_call_operator<aggregate>()) {
-      // The companion chosen first (the set's, else the dispatch's own), then called once:
-      // visit() calls the producer at each of its two calls, one copy of the call each (with
-      // what destroys an output that owns memory, 0.3 KB for a verdict slot). Only where the
-      // dispatch's own, a non-const lvalue, calls the same operator as const.
+    if constexpr (one_const_call_operator<aggregate>) {
+      // The companion chosen (the set's, else the dispatch's own), then called at one place:
+      // visit() has two calls, each a copy of the call (0.3 KB for a verdict slot's). Only where
+      // the dispatch's own, a non-const lvalue, calls the same operator as const.
       const aggregate& chosen =
           self.aggregate_.visit([](const aggregate& c) -> const aggregate& { return c; });
       return call_producer(self, chosen, std::forward<Outputs>(outputs));
@@ -344,8 +336,7 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
       self.check_stop();
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
-      // A dispatch produces its output once: there is none to destroy (for a verdict slot, a
-      // loop over the contributions the optimiser would keep otherwise).
+      // A dispatch produces its output once: none to destroy (a verdict slot's: a loop).
       const bool nothing_produced = !self.output_.has_value();
       HOOKSET_ASSUME(nothing_produced);
       self.output_.emplace(companion(std::forward<Input>(input)));
