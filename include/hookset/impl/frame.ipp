@@ -240,9 +240,8 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::adopt_observers(
   return true;
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL void copy_producer_name(std::string& name,
-                                                      const hook_entry& producer) {
-  name = producer.record->name;
+HOOKSET_NOINLINE HOOKSET_DECL void copy_producer_name(std::string& to, const hook_entry& from) {
+  to = from.record->name;
 }
 
 }  // namespace hookset::detail

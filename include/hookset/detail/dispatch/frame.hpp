@@ -253,7 +253,7 @@ class dispatch_frame {
 
 // An attributed output's name (empty): a copy of its producer's. One copy for every kind (inline,
 // a string's copy assignment was 0.25 KB at each place that collects one: collect.hpp).
-void copy_producer_name(std::string& name, const hook_entry& producer);
+void copy_producer_name(std::string& to, const hook_entry& from);
 
 }  // namespace hookset::detail
 

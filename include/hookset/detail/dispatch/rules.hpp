@@ -260,6 +260,12 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   }
   template <class Outputs>
   HOOKSET_ALWAYS_INLINE static bool aggregate_outputs_here(Dispatch& self, Outputs&& outputs) {
+    return self.aggregate_.visit([&](auto& aggregate) {
+      return call_producer(self, aggregate, std::forward<Outputs>(outputs));
+    });
+  }
+  template <class Outputs>
+  HOOKSET_NOINLINE static bool aggregate_outputs_outlined(Dispatch& self, Outputs&& outputs) {
     using aggregate = typename Kind::aggregate;
     if constexpr (one_const_call_operator<aggregate>) {
       // The companion chosen (the set's, else the dispatch's own), then called at one place:
@@ -269,14 +275,8 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
           self.aggregate_.visit([](const aggregate& c) -> const aggregate& { return c; });
       return call_producer(self, chosen, std::forward<Outputs>(outputs));
     } else {
-      return self.aggregate_.visit([&](auto& aggregate) {
-        return call_producer(self, aggregate, std::forward<Outputs>(outputs));
-      });
+      return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
     }
-  }
-  template <class Outputs>
-  HOOKSET_NOINLINE static bool aggregate_outputs_outlined(Dispatch& self, Outputs&& outputs) {
-    return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
@@ -337,8 +337,10 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
       // A dispatch produces its output once: none to destroy (a verdict slot's: a loop).
-      const bool nothing_produced = !self.output_.has_value();
-      HOOKSET_ASSUME(nothing_produced);
+      if constexpr (!std::is_trivially_destructible_v<output>) {
+        const bool nothing_produced = !self.output_.has_value();
+        HOOKSET_ASSUME(nothing_produced);
+      }
       self.output_.emplace(companion(std::forward<Input>(input)));
       return true;
     } else {
