@@ -18,10 +18,7 @@ namespace detail {
 // How messages name a registration: 'its name', else #its id.
 std::string hook_label(HookId hook, const std::string& name);
 
-// What a failure says: its what() in `text` and true, or false for an exception not derived
-// from std::exception (or no exception). The one rethrow both below share.
-bool read_exception_what(const std::exception_ptr& error, std::string& text);
-// The same as an optional: nothing for an exception not derived from std::exception.
+// What a failure says: its what(), or nothing (no exception, or not a std::exception).
 std::optional<std::string> exception_what(const std::exception_ptr& error);
 inline constexpr const char* not_a_std_exception = "an exception not derived from std::exception";
 // The same as text: its what(), else not_a_std_exception. (Out of line: the text of a failure

@@ -20,32 +20,28 @@ HOOKSET_NOINLINE HOOKSET_DECL std::string hook_label(HookId hook, const std::str
   return name.empty() ? "#" + std::to_string(hook.value()) : "'" + name + "'";
 }
 
-// The one rethrow of a failure to read it: true, with its what() in `text`, when it derives from
-// std::exception.
-HOOKSET_NOINLINE HOOKSET_DECL bool read_exception_what(const std::exception_ptr& error,
-                                                       std::string& text) {
-  if (!error) return false;
+// A failure's what(), read by rethrowing it: each of the two below rethrows and makes the string
+// it returns - assigned to one, GCC inlined 0.7 KB of a string's assignment (in a verdict slot's).
+HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
+    const std::exception_ptr& error) {
+  if (!error) return std::nullopt;
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    text = e.what();
-    return true;
+    return std::optional<std::string>(std::in_place, e.what());
   } catch (...) {
-    return false;
+    return std::nullopt;
   }
 }
 
-HOOKSET_NOINLINE HOOKSET_DECL std::optional<std::string> exception_what(
-    const std::exception_ptr& error) {
-  std::string text;
-  if (!read_exception_what(error, text)) return std::nullopt;
-  return text;
-}
-
 HOOKSET_NOINLINE HOOKSET_DECL std::string exception_text(const std::exception_ptr& error) {
-  std::string text;
-  if (!read_exception_what(error, text)) return not_a_std_exception;
-  return text;
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+  }
+  return not_a_std_exception;
 }
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 // every slot kind: compiled once with HOOKSET_SEPARATE_COMPILATION (coro/config.hpp).
 
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include <hookset/call_options.hpp>
@@ -237,6 +238,10 @@ HOOKSET_NOINLINE HOOKSET_DECL bool dispatch_frame::adopt_observers(
   observers_ = *outer.observers;  // (a context is set: watched)
   observers_.forget_boundary();
   return true;
+}
+
+HOOKSET_NOINLINE HOOKSET_DECL void copy_producer_name(std::string& to, const hook_entry& from) {
+  to = from.record->name;
 }
 
 }  // namespace hookset::detail

@@ -13,6 +13,7 @@
 #include <hookset/coro/config.hpp>
 #include <hookset/detail/dispatch/context.hpp>
 #include <hookset/detail/dispatch/dispatch.hpp>
+#include <hookset/detail/dispatch/frame.hpp>
 #include <hookset/detail/hook_list.hpp>
 
 namespace hookset::detail {
@@ -103,11 +104,11 @@ class aggregate_collection {
       element = std::move(output);
     }
   }
-  // An attributed element's registration: its id and, when it has one, its name.
+  // An attributed element's registration: its id and its name, if any (copy_producer_name).
   template <class Element>
   HOOKSET_ALWAYS_INLINE static void name_producer(Element& element, const entry& producer) {
     element.hook = producer.id();
-    if (const std::string& name = producer.record->name; !name.empty()) element.name = name;
+    if (!producer.record->name.empty()) copy_producer_name(element.name, producer);
   }
   // An aggregate whose outputs nothing judges first (no chain companion): a plain hook's output
   // is made in the aggregate's list, not in value_ and then moved there - one move of the output

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include <hookset/coro/await_context.hpp>
@@ -249,6 +250,10 @@ class dispatch_frame {
 
   dispatch_context* context_;  // valid when flags_ has `watched` (null: none); owned unless lent()
 };
+
+// An attributed output's name (empty): a copy of its producer's. One copy for every kind (inline,
+// a string's copy assignment was 0.25 KB at each place that collects one: collect.hpp).
+void copy_producer_name(std::string& to, const hook_entry& from);
 
 }  // namespace hookset::detail
 

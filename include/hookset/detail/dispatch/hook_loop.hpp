@@ -136,11 +136,11 @@ class hook_loop {
     else self.value_ = std::forward<Output>(output);
   }
   // An aggregate's output passes through value_ on its way to the list (the bookkept and the
-  // driven paths; a plain hook's is made in the list). One copy of the assignment per kind:
-  // inline, a verdict's was 0.25 KB at each place. (A template: a void slot has no output.)
+  // driven paths; a plain hook's is made in the list). One copy per kind, made anew (the old one
+  // is moved out; a verdict's assignment is 0.25 KB). (A template: a void slot has no output.)
   template <class Output>
   HOOKSET_NOINLINE static void keep_output_to_collect(Dispatch& self, Output&& output) {
-    self.value_ = std::forward<Output>(output);
+    self.value_.emplace(std::forward<Output>(output));
   }
   // Calls a fold hook with `last` as the erased call takes it (last_wire).
   template <class Fn>

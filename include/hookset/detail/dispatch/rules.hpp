@@ -35,6 +35,15 @@
 
 namespace hookset::detail {
 
+// Whether calling a companion C as const calls what a non-const lvalue of it calls: C has one
+// call operator (not overloaded, not a template), and it is const.
+template <class Member>
+inline constexpr bool is_const_call_operator = false;
+template <class R, class C, class... A, bool no_throw>
+inline constexpr bool is_const_call_operator<R (C::*)(A...) const noexcept(no_throw)> = true;
+template <class C>
+concept one_const_call_operator = is_const_call_operator<decltype(&C::operator())>;
+
 template <class Dispatch>  // (the dispatch grants the rules its friendship)
 class dispatch_rules : public aggregate_collection<Dispatch> {
   using collecting = aggregate_collection<Dispatch>;
@@ -227,12 +236,18 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   }
   HOOKSET_ALWAYS_INLINE static bool produce_result(Dispatch& self) {
     if constexpr (presized)
-      while (self.outputs_.size() > self.collected_) self.outputs_.pop_back();  // (not filled)
+      if (self.outputs_.size() > self.collected_) [[unlikely]]
+        drop_unfilled(self);
     if constexpr (Kind::has_aggregate) return aggregate_outputs(self, std::move(self.outputs_));
     else if constexpr (Kind::has_finalize)
       return self.finalize_.visit(
           [&](auto& finalize) { return call_producer(self, finalize, std::move(*self.value_)); });
     else return true;  // the result is value_ itself
+  }
+  // A presized list's elements that no output filled (a hook skipped by FailOpen): rare, so
+  // dropped out of line (destroying an attributed verdict is 0.1 KB at each place).
+  HOOKSET_NOINLINE static void drop_unfilled(Dispatch& self) {
+    while (self.outputs_.size() > self.collected_) self.outputs_.pop_back();
   }
   // The aggregate's call on the outputs. Outputs that own memory (a verdict's strings) make it
   // large: one copy out of line, for the hooks' outputs and the default's alone; outputs that
@@ -251,7 +266,17 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
   }
   template <class Outputs>
   HOOKSET_NOINLINE static bool aggregate_outputs_outlined(Dispatch& self, Outputs&& outputs) {
-    return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
+    using aggregate = typename Kind::aggregate;
+    if constexpr (one_const_call_operator<aggregate>) {
+      // The companion chosen (the set's, else the dispatch's own), then called at one place:
+      // visit() has two calls, each a copy of the call (0.3 KB for a verdict slot's). Only where
+      // the dispatch's own, a non-const lvalue, calls the same operator as const.
+      const aggregate& chosen =
+          self.aggregate_.visit([](const aggregate& c) -> const aggregate& { return c; });
+      return call_producer(self, chosen, std::forward<Outputs>(outputs));
+    } else {
+      return aggregate_outputs_here(self, std::forward<Outputs>(outputs));
+    }
   }
   // Runs the default; false (with `then` as the step to resume) when it is asynchronous.
   HOOKSET_ALWAYS_INLINE static bool call_default(Dispatch& self, step then) {
@@ -311,6 +336,11 @@ class dispatch_rules : public aggregate_collection<Dispatch> {
       self.check_stop();
     using produced = decltype(companion(std::forward<Input>(input)));
     if constexpr (classify_result<produced, output>() == call_kind::sync) {
+      // A dispatch produces its output once: none to destroy (a verdict slot's: a loop).
+      if constexpr (!std::is_trivially_destructible_v<output>) {
+        const bool nothing_produced = !self.output_.has_value();
+        HOOKSET_ASSUME(nothing_produced);
+      }
       self.output_.emplace(companion(std::forward<Input>(input)));
       return true;
     } else {
