@@ -82,7 +82,7 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
   HOOKSET_NOINLINE static bool start_intercepted(Dispatch& self) {
     if constexpr (watched) self.next_ = 0;
     interceptors_started(self) = 1;  // interceptor 0 runs now
-    sync_dispatch_scope scope;  // interceptors and hooks may change the set: keep this snapshot
+    lean_sync_dispatch_scope scope;  // hooks may change the set (out of line: hook_list.hpp)
     const auto store = [&]<class Produced>(Produced&& produced) {
       store_output(self, std::forward<Produced>(produced));
     };
