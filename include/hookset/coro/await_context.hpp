@@ -92,6 +92,23 @@ class await_context_scope {
   const await_context* previous_;
 };
 
+// The same scope reaching the thread_local inline: only in a function marked
+// HOOKSET_THREAD_LOCAL_ACCESS (kept out of line under Clang, and no coroutine), where the
+// address is computed on the thread that makes the call (config.hpp) - it saves Clang two calls.
+class await_context_scope_here {
+ public:
+  HOOKSET_ALWAYS_INLINE explicit await_context_scope_here(const await_context* context) noexcept
+      : previous_(scoped_await_context) {
+    scoped_await_context = context;
+  }
+  HOOKSET_ALWAYS_INLINE ~await_context_scope_here() { scoped_await_context = previous_; }
+  await_context_scope_here(const await_context_scope_here&) = delete;
+  await_context_scope_here& operator=(const await_context_scope_here&) = delete;
+
+ private:
+  const await_context* previous_;
+};
+
 // `co_await exchange_await_context{c}` inside a library coroutine: makes `c` the context of
 // that coroutine (and so of everything it awaits from then on) and returns the previous one.
 // Never suspends. With `keep = true` it only reads the current context.

@@ -50,16 +50,18 @@
 #define HOOKSET_ASSUME(condition) void(0)
 #endif
 
-// Every access to one of the library's thread_local variables goes through a function marked
-// HOOKSET_THREAD_LOCAL_ACCESS (or, said where, is made directly by a function kept out of line
-// that is not a coroutine: detail::lean_sync_dispatch_scope). Clang may compute a thread_local's
-// address once in a coroutine and use it after the coroutine resumed on another thread - code
-// inlined into a coroutine body counts - so a dispatch finishing on a timer thread wrote the
-// awaiting thread's variables (llvm/llvm-project issues 47179 and 63022: fixed case by case, seen
-// with clang++-16 -O1 here). Kept out of line there, such a function computes the address on the
-// thread that calls it. GCC does not hoist it: inline. They stay in the headers in both modes (each
-// is a few instructions on a dispatch's path); a function of the separately compiled part that
-// reaches a thread_local is HOOKSET_NOINLINE as well, which holds under link-time optimisation too.
+// Every access to one of the library's thread_local variables is made by a function marked
+// HOOKSET_THREAD_LOCAL_ACCESS - an accessor, or the function that needs the variable itself (a
+// Task's await of a dispatch sets the scoped context so: detail::await_context_scope_here) - or,
+// said where, directly by a function kept out of line in both modes that is not a coroutine
+// (detail::lean_sync_dispatch_scope). Clang may compute a thread_local's address once in a
+// coroutine and use it after the coroutine resumed on another thread - code inlined into a
+// coroutine body counts - so a dispatch finishing on a timer thread wrote the awaiting thread's
+// variables (llvm/llvm-project issues 47179 and 63022: fixed case by case, seen with clang++-16
+// -O1 here). Kept out of line there, such a function computes the address on the thread that
+// calls it. GCC does not hoist it: inline. They stay in the headers in both modes (each is a few
+// instructions on a dispatch's path); a function of the separately compiled part that reaches a
+// thread_local is HOOKSET_NOINLINE as well, which holds under link-time optimisation too.
 #if defined(__clang__)
 #define HOOKSET_THREAD_LOCAL_ACCESS HOOKSET_NOINLINE inline
 #else

@@ -124,11 +124,12 @@ class sync_wait_driver {
     if (coroutine_) coroutine_.destroy();
   }
 
-  // Blocks until the driven awaiter has completed, on whichever thread that happens.
-  T run() {
+  // Blocks until the driven awaiter has completed, on whichever thread that happens. (Out of
+  // line under Clang and no coroutine: it reads the thread's scoped context itself, config.hpp.)
+  HOOKSET_THREAD_LOCAL_ACCESS T run() {
     promise_type& promise = coroutine_.promise();
     // Blocking here on behalf of the scoped context, if any: what we drive belongs to it.
-    promise.context_ = scoped_context();
+    promise.context_ = scoped_await_context;
     coroutine_.resume();
     if (promise.waiter.load(std::memory_order_acquire) != promise_type::finished) wait(promise);
     return std::move(promise).result();

@@ -138,16 +138,30 @@ struct awaiter_ref {
   decltype(auto) await_resume() { return awaiter->await_resume(); }
 };
 
-// The same for an awaiter that runs user code in await_ready (a dispatch's synchronous hooks):
-// the code sees the awaiting Task's context as the thread's scoped context (await_context.hpp).
+// await_ready of an awaiter that runs user code there (a dispatch's synchronous hooks): the code
+// sees the awaiting Task's context as the thread's scoped context (await_context.hpp). One that
+// sets it itself, where its code needs it, takes it (`await_ready_in(context)`); for any other,
+// this function sets it around the call - out of line under Clang and no coroutine, so it
+// reaches the thread_local itself (config.hpp).
+template <class Awaiter>
+HOOKSET_THREAD_LOCAL_ACCESS bool await_ready_in_scope(Awaiter& awaiter,
+                                                      const await_context* context) {
+  await_context_scope_here scope(context);
+  return awaiter.await_ready();
+}
+template <class Awaiter>
+HOOKSET_ALWAYS_INLINE bool await_ready_in(Awaiter& awaiter, const await_context* context) {
+  if constexpr (requires { awaiter.await_ready_in(context); })
+    return awaiter.await_ready_in(context);
+  else return await_ready_in_scope(awaiter, context);
+}
+
+// awaiter_ref for such an awaiter.
 template <class Awaiter>
 struct in_context_awaiter : awaiter_ref<Awaiter> {
   const await_context* context;
 
-  bool await_ready() {
-    await_context_scope scope(context);
-    return this->awaiter->await_ready();
-  }
+  bool await_ready() { return detail::await_ready_in(*this->awaiter, context); }
 };
 
 // The same for such an awaiter that an operator co_await made (what set.call<S>(...) returns
@@ -157,10 +171,7 @@ struct in_context_owned_awaiter {
   Awaiter awaiter;
   const await_context* context;
 
-  bool await_ready() {
-    await_context_scope scope(context);
-    return awaiter.await_ready();
-  }
+  bool await_ready() { return detail::await_ready_in(awaiter, context); }
   template <class Promise>
   decltype(auto) await_suspend(std::coroutine_handle<Promise> awaiting) {
     return awaiter.await_suspend(awaiting);

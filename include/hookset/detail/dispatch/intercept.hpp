@@ -82,7 +82,7 @@ struct interceptor_layer<dispatch<Kind, mp::mp_list<A...>>> {
   HOOKSET_NOINLINE static bool start_intercepted(Dispatch& self) {
     if constexpr (watched) self.next_ = 0;
     interceptors_started(self) = 1;  // interceptor 0 runs now
-    sync_dispatch_scope scope;  // interceptors and hooks may change the set: keep this snapshot
+    lean_sync_dispatch_scope scope;  // hooks may change the set (out of line: hook_list.hpp)
     const auto store = [&]<class Produced>(Produced&& produced) {
       store_output(self, std::forward<Produced>(produced));
     };
@@ -270,8 +270,11 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
     }
   }
 
-  HOOKSET_ALWAYS_INLINE bool await_ready() {
-    if (state_ == state::armed) return run();
+  HOOKSET_ALWAYS_INLINE bool await_ready() { return await_ready_in<false>(nullptr); }
+  // A Task awaiting it passes its context (coro/task.hpp), which run() makes the scoped one.
+  template <bool in_context = true>
+  HOOKSET_ALWAYS_INLINE bool await_ready_in(const await_context* context) {
+    if (state_ == state::armed) return run<in_context>(context);
     return true;  // again: await_resume throws
   }
   template <class Promise>
@@ -317,7 +320,16 @@ class [[nodiscard]] interceptor_layer<dispatch<Kind, mp::mp_list<A...>>>::next_c
   }
 
   // The next interceptor, or past the last the dispatch of the hooks: true when it completed.
-  bool run() {
+  // (`in_context`: in `context`, made the scoped one here - out of line under Clang: config.hpp.)
+  template <bool in_context>
+  HOOKSET_THREAD_LOCAL_ACCESS bool run([[maybe_unused]] const await_context* context) {
+    if constexpr (in_context) {
+      await_context_scope_here scope(context);
+      return run_here();
+    }
+    return run_here();
+  }
+  HOOKSET_ALWAYS_INLINE bool run_here() {
     const Dispatch& self = *self_;
     const hook_list& list = *self.list_;
     if (list.interceptors.data() + index_ != std::to_address(list.interceptors.end()))
