@@ -100,15 +100,16 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
   // here, before any state is made: a dispatch that is its synchronous default alone (no hook,
   // no option, nobody watching), called inline where the call site knows it; and one whose
   // hooks are all plain and that nobody watches, of a fold whose `last` fits in registers or a
-  // void slot (inline, plain_loops::fold_with_known_default and call_void_hooks) or of an
-  // Always chain (out of line, chain_hooks). Those fold and void kinds start the engine's
-  // awaitable out of line for everything else, one function per slot kind (run_engine): inline
-  // at every call site, its start was most of the code, and of the optimiser's time, of a file
-  // that dispatches many slots. The other kinds, and a chain with no hook or watched, start it
-  // inline, where it knows the default (out of line, a call more cost a chain's dispatch a
-  // quarter of its instructions). (The default is read first, where the compilers know which it
-  // is: after the atomic load of the process-wide observer, GCC no longer does. The snapshot is
-  // tested before the observers: tested with the set's observer, GCC merges the two tests.)
+  // void slot (inline: plain_loops::fold_with_known_default, call_void_hooks) or of an Always
+  // chain (out of line: chain_hooks). Every other dispatch makes the engine's awaitable here and
+  // runs it, told the default and the snapshot read here (the engine does not read or test them
+  // again) - but not a fold's or a void slot's default: their plain hooks ran above, and the
+  // engine's start would inline its copy of the fold loop a second time. With no hook and
+  // options, an observer or an asynchronous default, the engine's start is out of line
+  // (run_without_hooks, one function per kind). (The default is read first, where the compilers
+  // know which it is: after the atomic load of the process-wide observer, GCC no longer does.
+  // The snapshot is tested before the observers: tested with the set's observer, GCC merges the
+  // two tests.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
     const hook_list* list = owner_->current();
@@ -116,7 +117,7 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
       if (!list) {
         if (default_sync && nobody_watching()) return this->call_with_args(default_sync, nullptr);
         engine started(std::move(*this));
-        return run_engine(started, nullptr, nullptr);
+        return run_without_hooks(started);
       }
     }
     if constexpr (runs_plain_hooks_here) {
@@ -135,18 +136,8 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
           else return plain_loops<engine>::fold_with_known_default(*list, default_sync, args);
         }
       }
-      if constexpr (!runs_chain_here) {
-        // Interceptors and nobody watching: the first interceptor started here, as the engine
-        // starts it (through the snapshot's pointer) - out of line, the call more cost an
-        // intercepted dispatch 6-8 %.
-        if (list && list->any_interceptor() && nobody_watching())
-          return std::move(*this).run_intercepted(list);
-        engine started(std::move(*this));
-        return run_engine(started, default_sync, list);
-      }
+      if constexpr (!runs_chain_here) return std::move(*this).run_started(nullptr, list);
     }
-    // (A chain's dispatch with no hook or watched: the engine's start inline, where it knows
-    // the default - out of line, a call more cost it a quarter of its instructions.)
     return std::move(*this).run_started(default_sync, list);
   }
 
@@ -185,21 +176,11 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
   HOOKSET_ALWAYS_INLINE bool nobody_watching() const noexcept {
     return !context_ && !observer_installed() && !set_observer_;
   }
-  // The engine's awaitable, made by the caller, run to completion, told the default (null: not
-  // known here) and the snapshot run_to_completion read.
-  HOOKSET_NOINLINE static result_type run_engine(engine& started,
-                                                 typename Kind::default_sync_fn default_sync,
-                                                 const hook_list* list) {
-    if (started.ready_with(default_sync, list)) return started.await_resume();
-    return started.wait_suspended();
-  }
-  HOOKSET_ALWAYS_INLINE result_type run_intercepted(const hook_list* list) && {
-    engine started(std::move(*this));
-    started.list_ = list;
-    if (engine::interceptors::code_of(*list).start(started)) {
-      HOOKSET_ASSUME(!(started.flags_ & engine::driving));
-      return started.await_resume();
-    }
+  // No hook, and options, an observer or an asynchronous default: the engine's start (watched,
+  // or the default awaited) out of line - one function per slot kind, not a copy at every call
+  // site; it needs no known default, only the path above calls one inline.
+  HOOKSET_NOINLINE static result_type run_without_hooks(engine& started) {
+    if (started.ready_with(nullptr, nullptr)) return started.await_resume();
     return started.wait_suspended();
   }
   HOOKSET_ALWAYS_INLINE result_type run_started(typename Kind::default_sync_fn default_sync,
