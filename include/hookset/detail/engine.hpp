@@ -2,8 +2,7 @@
 // The dispatch engine, split by concern over detail/dispatch/:
 //   call.hpp            what set.call<S>(args...) returns: the inputs alone, which become the
 //                       awaitable when the dispatch starts (sync_wait's path: no state at all
-//                       for a dispatch that is its synchronous default alone, or whose plain
-//                       hooks nobody watches)
+//                       for a dispatch that is its synchronous default alone)
 //   dispatch.hpp        the awaitable: reads the run-time facts once, holds the state
 //   frame.hpp           the state that names no type of the slot (a base), the watched start
 //                       (begin, rules, end) and the loop with bookkeeping over the kind's entry

@@ -96,47 +96,25 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
     return hookset_async_call(std::move(*this), std::forward<CompletionToken>(token));
   }
 
-  // Runs it to completion on the calling thread: hookset::sync_wait's path. What runs right
-  // here, before any state is made: a dispatch that is its synchronous default alone (no hook,
-  // no option, nobody watching), called inline where the call site knows it; and one whose
-  // hooks are all plain and that nobody watches, of a fold whose `last` fits in registers or a
-  // void slot (inline: plain_loops::fold_with_known_default, call_void_hooks) or of an Always
-  // chain (out of line: chain_hooks). Every other dispatch makes the engine's awaitable here and
-  // runs it, told the default and the snapshot read here (the engine does not read or test them
-  // again) - but not a fold's or a void slot's default: their plain hooks ran above, and the
-  // engine's start would inline its copy of the fold loop a second time. With no hook and
-  // options, an observer or an asynchronous default, the engine's start is out of line
-  // (run_without_hooks, one function per kind). (The default is read first, where the compilers
-  // know which it is: after the atomic load of the process-wide observer, GCC no longer does.
-  // The snapshot is tested before the observers: tested with the set's observer, GCC merges the
-  // two tests.)
+  // Runs it to completion on the calling thread: hookset::sync_wait's path. A dispatch that is
+  // its synchronous default alone - no hook, no option, nobody watching - is the default's call,
+  // before any state is made; else the engine's awaitable runs it, told the default and the
+  // snapshot read here. (The default is read first, where the compilers know which it is: after
+  // the atomic load of the process-wide observer, GCC no longer does, and calls it through the
+  // pointer rather than inline. The snapshot is tested alone: tested with the set's observer, GCC
+  // merges the two tests, and the engine's start tests both again. With hooks the engine's start
+  // is inline, where the call site knows the default; without, out of line. The kinds whose
+  // result with no hook is not their default's output alone start the engine inline always.)
   HOOKSET_ALWAYS_INLINE result_type run_to_completion() && {
     const typename Kind::default_sync_fn default_sync = slot_->default_sync;
     const hook_list* list = owner_->current();
     if constexpr (plain_loops<engine>::default_alone) {
       if (!list) {
-        if (default_sync && nobody_watching()) return this->call_with_args(default_sync, nullptr);
+        if (default_sync && !context_ && !observer_installed() && !set_observer_)
+          return this->call_with_args(default_sync, nullptr);
         engine started(std::move(*this));
         return run_without_hooks(started);
       }
-    }
-    if constexpr (runs_plain_hooks_here) {
-      if (runs_chain_here ? default_sync != nullptr
-                          : HOOKSET_KNOWN_CONSTANT(default_sync != nullptr) && default_sync) {
-        if (list && list->all_plain && nobody_watching()) {
-          // (The hooks get the arguments' address: a copy's, made on this path alone - this
-          // object's would make the caller write all of it out on every path. Made before the
-          // scope: kept in registers across its call, they took Clang two more on every path.)
-          std::tuple<bound_t<A>...> args = this->args_;
-          sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-          if constexpr (runs_chain_here)
-            return plain_loops<engine>::chain_hooks(*list, default_sync, args);
-          else if constexpr (Kind::is_void)
-            return plain_loops<engine>::call_void_hooks(*list, default_sync, args);
-          else return plain_loops<engine>::fold_with_known_default(*list, default_sync, args);
-        }
-      }
-      if constexpr (!runs_chain_here) return std::move(*this).run_started(nullptr, list);
     }
     return std::move(*this).run_started(default_sync, list);
   }
@@ -163,19 +141,6 @@ class [[nodiscard]] dispatch_call<Kind, mp::mp_list<A...>>
  private:
   friend engine;
 
-  // The kinds whose plain hooks run_to_completion runs itself (a keyed slot's hooks are the
-  // key's, which the engine looks up).
-  static constexpr bool runs_chain_here = plain_loops<engine>::chain_loop &&
-                                          plain_loops<engine>::chain_judges_synchronously &&
-                                          engine::companions_constructible;
-  static constexpr bool runs_plain_hooks_here =
-      (plain_loops<engine>::fold_loop || plain_loops<engine>::void_loop || runs_chain_here) &&
-      !Kind::is_keyed;
-
-  // No option, and neither the set's observer nor a process-wide one.
-  HOOKSET_ALWAYS_INLINE bool nobody_watching() const noexcept {
-    return !context_ && !observer_installed() && !set_observer_;
-  }
   // No hook, and options, an observer or an asynchronous default: the engine's start (watched,
   // or the default awaited) out of line - one function per slot kind, not a copy at every call
   // site; it needs no known default, only the path above calls one inline.

@@ -41,9 +41,6 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   // A Singleton slot without companions: its one hook's output is the result.
   static constexpr bool singleton_call =
       Kind::is_singleton && !Kind::has_chain && !Kind::has_producer && !Kind::is_concurrent;
-  // A void Always slot without companions: the default, then each hook.
-  static constexpr bool void_loop = Kind::is_void && Kind::is_always && !Kind::is_singleton &&
-                                    !Kind::has_chain && !Kind::has_producer && !Kind::is_concurrent;
   // Whether the chain companion's verdict is a Flow (not an awaitable), however it is called.
   static constexpr bool chain_judges_synchronously = [] {
     if constexpr (!Kind::has_chain) {
@@ -153,27 +150,6 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
                                            arguments& args) {
     return fold(list, default_sync, args, std::index_sequence_for<A...>{});
   }
-  // fold with a default the caller knows (its call is inlined there): the default and the first
-  // hook inline, the rest in the kind's loop out of line (fold_rest) - inline, the loop took
-  // registers from every path of the caller, and Clang laid it out one instruction longer a
-  // hook. The caller keeps `list` alive (a sync_dispatch_scope).
-  HOOKSET_ALWAYS_INLINE static result fold_with_known_default(const hook_list& list,
-                                                              default_fn default_sync,
-                                                              arguments& args) {
-    return fold_with_known_default(list, default_sync, args, std::index_sequence_for<A...>{});
-  }
-  // void_loop's dispatch, every hook of `list` plain: the default, then each hook. The caller
-  // keeps `list` alive (a sync_dispatch_scope).
-  HOOKSET_ALWAYS_INLINE static void call_void_hooks(const hook_list& list, default_fn default_sync,
-                                                    arguments& args) {
-    call_void_hooks(list, default_sync, args, std::index_sequence_for<A...>{});
-  }
-  // chain_loop's dispatch whose companion judges synchronously, every hook of `list` plain and a
-  // synchronous default (run_chain's loop, on the arguments alone). The caller keeps `list`
-  // alive (a sync_dispatch_scope).
-  static result chain_hooks(const hook_list& list, default_fn default_sync, arguments& args) {
-    return chain_hooks(list, default_sync, args, nullptr, std::index_sequence_for<A...>{});
-  }
   // The fold loop: each plain hook from `hook` to `end` on the previous output, `last` in
   // registers from hook to hook. `hook` is left at the hook that threw, when one does (the
   // caller's count of hooks run). (A template: `result` is void in kinds that never call it.)
@@ -206,32 +182,22 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   }
 
   template <std::size_t... I>
-  HOOKSET_ALWAYS_INLINE static result fold_with_known_default(const hook_list& list,
-                                                              default_fn default_sync,
-                                                              arguments& args,
-                                                              std::index_sequence<I...>) {
-    const hook_entry* hook = list.hooks.data();
-    const bool has_last = Kind::is_always || hook == std::to_address(list.hooks.end());
-    result last = has_last ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...)
-                           : result{};
-    if (list.hooks.empty()) return last;
-    last = sync_call_of<Kind>(*hook)(hook->object, static_cast<arg_ref_t<A>>(std::get<I>(args))...,
-                                     last, has_last);
-    // The rest read again from the snapshot (held by the caller: unchanged), not kept from
+  HOOKSET_ALWAYS_INLINE static result fold_first_here(Dispatch& self, default_fn default_sync,
+                                                      std::index_sequence<I...>) {
+    const hook_entry* hook = self.list_->hooks.data();
+    const bool has_last = Kind::is_always || hook == std::to_address(self.list_->hooks.end());
+    result last = has_last
+                      ? default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(self.args_))...)
+                      : result{};
+    if (self.list_->hooks.empty()) return last;
+    last = sync_call_of<Kind>(*hook)(
+        hook->object, static_cast<arg_ref_t<A>>(std::get<I>(self.args_))..., last, has_last);
+    // The rest read again from the snapshot (this dispatch holds it: unchanged), not kept from
     // before the hook's call: a value kept across it costs every path of the caller a saved
     // register.
+    const hook_list& list = *self.list_;
     if (list.hooks.size() == 1) return last;
-    return fold_rest(list.hooks.data() + 1, std::to_address(list.hooks.end()), last, args);
-  }
-  template <std::size_t... I>
-  HOOKSET_ALWAYS_INLINE static void call_void_hooks(const hook_list& list, default_fn default_sync,
-                                                    arguments& args, std::index_sequence<I...>) {
-    default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
-    // (Read again after each call, not kept: hooks are opaque, the snapshot is not.)
-    for (std::size_t i = 0; i != list.hooks.size(); ++i) {
-      const hook_entry& hook = list.hooks[i];
-      sync_call_of<Kind>(hook)(hook.object, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
-    }
+    return fold_rest(list.hooks.data() + 1, std::to_address(list.hooks.end()), last, self.args_);
   }
   template <class Last>  // (a template: `result` is void in kinds that never call it)
   HOOKSET_NOINLINE static Last fold_rest(const hook_entry* hook, const hook_entry* end, Last last,
@@ -241,9 +207,12 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   // run_fold inline, with its synchronous default (start). Not the lean scope: the caller may be
   // a coroutine (`co_await set.call<S>(...)` in an asio::awaitable), where Clang reaches the
   // thread-locals only through calls (config.hpp).
+  // The default and the first hook inline, the rest in the kind's loop out of line (fold_rest):
+  // inline, the loop took registers from every path of the caller, and Clang laid it out one
+  // instruction longer a hook.
   HOOKSET_ALWAYS_INLINE static bool run_fold_here(Dispatch& self, default_fn default_sync) {
     sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-    self.value_ = fold_with_known_default(*self.list_, default_sync, self.args_);
+    self.value_ = fold_first_here(self, default_sync, std::index_sequence_for<A...>{});
     if constexpr (attributes_result)
       self.producer_ = self.list_->hooks.empty() ? nullptr : &self.list_->hooks.back();
     return true;
@@ -273,41 +242,26 @@ class plain_loops<dispatch<Kind, mp::mp_list<A...>>> {
   HOOKSET_NOINLINE static bool run_chain(Dispatch& self) {
     if (!self.slot().default_sync) [[unlikely]]
       return Dispatch::rules::start_snapshot(self);  // (as run_fold)
-    if constexpr (!chain_judges_synchronously) {
-      return Dispatch::rules::start_snapshot(self);  // an asynchronous judge: the general path
-    } else {
-      lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
-      self.produced_by(nullptr);
-      if constexpr (Dispatch::tracks_producer)
-        self.value_ = chain_hooks(*self.list_, self.slot().default_sync, self.args_,
-                                  &self.producer_, std::index_sequence_for<A...>{});
-      else
-        self.value_ = chain_hooks(*self.list_, self.slot().default_sync, self.args_, nullptr,
-                                  std::index_sequence_for<A...>{});
-      return true;
-    }
-  }
-  // chain_hooks: the default, then each hook, each output judged by the chain companion (the
-  // set's, else one of its own); `producer` (when not null: a type of its own) follows the hook
-  // whose output is the newest.
-  template <class Producer, std::size_t... I>
-  HOOKSET_NOINLINE static result chain_hooks(const hook_list& list, default_fn default_sync,
-                                             arguments& args, Producer producer,
-                                             std::index_sequence<I...>) {
-    companion_instance<typename Kind::chain> companion;
-    companion.bind(list.chain);
-    return companion.visit([&](auto& chain) {
-      result last = default_sync(nullptr, static_cast<arg_ref_t<A>>(std::get<I>(args))...);
-      if (chain(std::as_const(last)) != Flow::Break) {
-        const hook_entry* hook = list.hooks.data();
-        for (const hook_entry* const end = hook + list.hooks.size(); hook != end; ++hook) {
-          last = sync_call_of<Kind>(*hook)(hook->object,
-                                           static_cast<arg_ref_t<A>>(std::get<I>(args))...);
-          if constexpr (!std::is_null_pointer_v<Producer>) *producer = hook;
-          if (chain(std::as_const(last)) == Flow::Break) break;
+    self.chain_.bind(self.list_->chain);
+    return self.chain_.visit([&](auto& chain) {
+      using verdict = decltype(chain(std::declval<const result&>()));
+      if constexpr (classify_result<verdict, Flow>() != call_kind::sync) {
+        return Dispatch::rules::start_snapshot(self);  // an asynchronous judge: the general path
+      } else {
+        lean_sync_dispatch_scope scope;  // hooks may change the set: keep this snapshot alive
+        result last = self.call_with_args(self.slot().default_sync, nullptr);
+        self.produced_by(nullptr);
+        if (chain(std::as_const(last)) != Flow::Break) {
+          const hook_entry* hook = self.list_->hooks.data();
+          for (const hook_entry* const end = hook + self.list_->hooks.size(); hook != end; ++hook) {
+            last = self.call_with_args(sync_call_of<Kind>(*hook), hook->object);
+            self.produced_by(hook);
+            if (chain(std::as_const(last)) == Flow::Break) break;
+          }
         }
+        self.value_ = std::move(last);
+        return true;
       }
-      return last;
     });
   }
 };
